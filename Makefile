@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+# The single entry point of the lazy-rss project. `make help` lists targets.
+
+SHELL := /bin/bash
+S := scripts
+
+# Variables a user may set, with the values they may take.
+KSRC ?=
+KDIR ?=
+QUICK ?= 0
+SMP ?= 4
+KERNEL ?= patched
+VARIANT ?= test
+
+ifeq ($(filter $(QUICK),0 1),)
+$(error QUICK=$(QUICK): want 0 or 1)
+endif
+ifeq ($(shell [[ "$(SMP)" =~ ^[1-9][0-9]*$$ ]] && [ $(SMP) -le 64 ] && echo ok),)
+$(error SMP=$(SMP): want a number of vCPUs from 1 to 64)
+endif
+ifeq ($(filter $(KERNEL),base patched ideal),)
+$(error KERNEL=$(KERNEL): want base, patched or ideal)
+endif
+ifeq ($(filter $(VARIANT),test bench kasan),)
+$(error VARIANT=$(VARIANT): want test, bench or kasan)
+endif
+ifneq ($(KSRC),)
+ifeq ($(wildcard $(KSRC)/Makefile),)
+$(error KSRC=$(KSRC): not a kernel source tree)
+endif
+endif
+export KSRC
+
+.PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 \
+	selftest check bench bench-quick lint clean distclean
+
+help:
+	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
+
+## deps          install the Debian packages every step needs (apt)
+deps:
+	@$(S)/deps.sh build vm check bench
+
+## tree          base git tree in build/linux (+ worktree build/base), series applied [KSRC=]
+tree:
+	@$(S)/deps.sh build
+	@$(S)/tree.sh
+
+## apply         apply patches/ to your own 6.12.y git tree: make apply KDIR=/path
+apply:
+	@test -n "$(KDIR)" || { echo "error: make apply needs KDIR=/path/to/linux-6.12.y" >&2; exit 2; }
+	@$(S)/apply.sh "$(KDIR)"
+
+## export        patches/, series and the mirror of added files from build/linux
+export:
+	@$(S)/export.sh
+
+## kernel        build one guest kernel: make kernel KERNEL=base|patched|ideal VARIANT=test|bench|kasan
+kernel: tree
+	@$(S)/build.sh $(VARIANT) $(KERNEL) >/dev/null
+
+## kernels       build the base and patched test kernels
+kernels: tree
+	@$(S)/build.sh test base >/dev/null
+	@$(S)/build.sh test patched >/dev/null
+
+## kunit         KUnit suite on UML and on x86_64 under QEMU -smp 4
+kunit: kunit-uml kunit-x86_64
+kunit-uml kunit-x86_64: tree
+	@$(S)/kunit.sh $(@:kunit-%=%)
+
+## selftest      kselftests in the guest (-smp $(SMP)), on base and patched kernels
+selftest: kernels
+	@$(S)/selftest.sh base patched
+
+## check         everything: checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed"
+check:
+	@$(S)/deps.sh build vm check
+	@$(S)/check.sh
+
+## bench         fork/exec benchmarks, base vs patched vs ideal, into results/ [QUICK=1]
+bench:
+	@$(S)/deps.sh build vm bench
+	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick)
+
+## lint          shellcheck the scripts
+lint:
+	@shellcheck $(S)/*.sh $(S)/vm .ci/run
+
+## clean         remove kernel build outputs and guest runs (keeps the trees)
+clean:
+	rm -rf build/vm build/logs build/linux/.out-* build/base/.out-* build/ideal/.out-* \
+		build/linux/.kunit build/linux/.kunit-x86_64
+
+## distclean     remove build/ entirely
+distclean:
+	rm -rf build

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Apply patches/ (in the order of patches/series) with git am to the current
+# branch of a 6.12.y git tree. On failure, name the patch and the files, and
+# leave the tree as it was.
+# usage: scripts/apply.sh KDIR
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=${1:?usage: apply.sh KDIR}
+git -C "$kdir" rev-parse --git-dir >/dev/null 2>&1 || die "KDIR=$kdir is not a git tree"
+[ -z "$(git -C "$kdir" status --porcelain --untracked-files=no)" ] ||
+	die "KDIR=$kdir has uncommitted changes; commit or stash them first"
+v=$(make -s -C "$kdir" kernelversion 2>/dev/null) || die "cannot read the kernel version of $kdir"
+case $v in 6.12|6.12.*) ;; *) die "$kdir is Linux $v; the series is for 6.12.y" ;; esac
+
+series=$TOP/patches/series
+[ -f "$series" ] || die "missing $series"
+mapfile -t list < <(grep -v -e '^#' -e '^$' "$series")
+[ ${#list[@]} -gt 0 ] || { say "patches/series is empty: nothing to apply"; exit 0; }
+
+start=$(git -C "$kdir" rev-parse HEAD)
+n=0
+for p in "${list[@]}"; do
+	n=$((n + 1))
+	[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
+	if ! out=$(git -C "$kdir" -c user.name="${GIT_AUTHOR_NAME:-lazy-rss}" \
+			-c user.email="${GIT_AUTHOR_EMAIL:-lazy-rss@localhost}" \
+			am --quiet "$TOP/patches/$p" 2>&1); then
+		git -C "$kdir" am --abort >/dev/null 2>&1 || true
+		git -C "$kdir" reset -q --hard "$start"
+		files=$(printf '%s\n' "$out" | sed -n 's/^error: \(patch failed: \)\{0,1\}\([^:]*\):.*/\2/p' | sort -u | tr '\n' ' ')
+		printf '%s\n' "$out" | sed 's/^/  | /' >&2
+		die "patch $n/${#list[@]} ($p) does not apply to $kdir (Linux $v); failing files: ${files:-see above}. Tree reset to $start"
+	fi
+done
+say "applied ${#list[@]} patches to $kdir"
