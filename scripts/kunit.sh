@@ -28,7 +28,9 @@ args=(run --kunitconfig="$KUNITCONFIG" --jobs="$JOBS" --timeout="${KUNIT_TIMEOUT
       --make_options="CC=$CC_CCACHE")
 case $arch in
 uml)
-	args+=(--build_dir=.kunit)
+	# 6.12 UML WARNs at boot when PCI over virtio has no device ID;
+	# none of our tests use it.
+	args+=(--build_dir=.kunit --kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
 	;;
 x86_64)
 	"$TOP/scripts/build.sh" --config-only kunit patched
@@ -49,7 +51,9 @@ set +e
 (cd "$LINUX" && python3 tools/testing/kunit/kunit.py "${args[@]}") >"$log" 2>&1
 rc=$?
 set -e
-grep -q 'Regenerating .config' "$log" && warn "kunit.py regenerated the x86_64 .config"
+if [ "$arch" = x86_64 ] && grep -q 'Regenerating .config' "$log"; then
+	warn "kunit.py regenerated the configs/-based x86_64 .config"
+fi
 summary=$(grep -E 'Ran [0-9]+ tests?' "$log" | tail -1)
 if [ -z "$summary" ]; then
 	tail -30 "$log" >&2
@@ -63,7 +67,7 @@ read -r passed failed skipped < <(echo "$summary" | awk '{
 		if ($i == "skipped:") s = $(i + 1) + 0
 	}
 	print p, f, s }')
-grep -E '\[(FAILED|SKIPPED)\]|# SKIP' "$log" | sed 's/^/  /' | head -40
+grep -E '\[(FAILED|SKIPPED)\]|# SKIP' "$log" | sed 's/^/  /' | head -40 || true
 raw=$LINUX/$( [ "$arch" = uml ] && echo .kunit || echo .kunit-x86_64 )/test.log
 if log_has_bad "$raw"; then
 	warn "kunit $arch: the kernel reported a problem (log: $raw)"

@@ -43,6 +43,11 @@ runner=$(mktemp)
 trap 'rm -f "$runner"' EXIT
 cat >"$runner" <<SCRIPT
 #!/bin/sh
+# Swap on zram, so that MADV_PAGEOUT can reclaim anon pages.
+if [ -e /sys/block/zram0 ] && echo 256M >/sys/block/zram0/disksize &&
+   mkswap /dev/zram0 >/dev/null && swapon /dev/zram0; then
+	echo "# swap: 256M on zram0"
+fi
 cd /ksft
 ./run_kselftest.sh $(printf -- '-c %s ' "${targets[@]}")
 echo "# mm: run_vmtests.sh -t \"$MM_CATEGORIES\""

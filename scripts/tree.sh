@@ -37,8 +37,8 @@ make_base_repo() {
 	esac
 	say "creating git repository for Linux $v"
 	git -C "$tmp" init -q -b master
-	git -C "$tmp" config user.name "lazy-rss base"
-	git -C "$tmp" config user.email "lazy-rss@localhost"
+	git -C "$tmp" config user.name "lazy-rss developers"
+	git -C "$tmp" config user.email "lazy-rss@example.org"
 	git -C "$tmp" config gc.auto 0
 	# Debian's linux-source .gitignore ignores every top-level entry
 	# ("/*"), which would hide new files such as lib/*.c from git.
