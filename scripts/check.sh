@@ -34,10 +34,14 @@ begin "checkpatch --strict on ${#patches[@]} patches"
 for p in ${patches[@]+"${patches[@]}"}; do
 	# The base tree is one commit without history: checkpatch cannot look
 	# up the upstream commits that the messages cite.
-	(cd "$BASE" && ./scripts/checkpatch.pl --strict --quiet --no-summary \
-		--ignore UNKNOWN_COMMIT_ID "$TOP/patches/$p") \
+	# Its SPDX check runs python3 with python3-ply: Debian's, not a
+	# python3 that happens to come first in PATH.
+	(cd "$BASE" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet \
+		--no-summary --ignore UNKNOWN_COMMIT_ID "$TOP/patches/$p") \
 		>"$logdir/checkpatch-$p.log" 2>&1
 	rc=$?
+	# A check that crashed did not pass.
+	! grep -q '^Traceback' "$logdir/checkpatch-$p.log" || rc=1
 	[ $rc -eq 0 ] || sed 's/^/  | /' "$logdir/checkpatch-$p.log" | head -30
 	result "checkpatch $p" $rc
 done

@@ -36,8 +36,7 @@ FIXTURE_SETUP(single)
 	ASSERT_LE(0, self->fd) {
 		TH_LOG("cannot create a test file: %s", strerror(-self->fd));
 	}
-	if (self->file_is_shmem)
-		TH_LOG("no writable non-tmpfs directory: the file pages are shmem");
+	TH_LOG("test file on %s", rss_file_where());
 	self->memfd = rss_make_memfd(NR_SHM);
 	ASSERT_LE(0, self->memfd) {
 		TH_LOG("memfd_create: %s", strerror(-self->memfd));

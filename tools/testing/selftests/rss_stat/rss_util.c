@@ -22,10 +22,13 @@
  * - RssAnon == sum of "Anonymous" over all VMAs, including COW copies in
  *   private file or shmem mappings.
  * - RssShmem == sum of (Rss - Anonymous) over the VMAs backed by shmem:
- *   files on a tmpfs mount, memfd, MAP_SHARED|MAP_ANONYMOUS ("/dev/zero
- *   (deleted)") and SysV shm. Those VMAs are recognised by their device,
- *   which is the device of a tmpfs mount or of the internal shm mount (the
- *   device of a fresh memfd).
+ *   files on tmpfs (also a tmpfs-backed rootfs, as in an initramfs, where
+ *   the test binaries themselves are shmem), memfd, MAP_SHARED|MAP_ANONYMOUS
+ *   ("/dev/zero (deleted)") and SysV shm. Those VMAs are recognised by the
+ *   statfs() type of their file (TMPFS_MAGIC), and when the file cannot be
+ *   reached, by their device: that of a tmpfs mount or of the internal shm
+ *   mount (the device of a fresh memfd). Files on ramfs are not shmem: their
+ *   pages are not swap-backed.
  * - RssFile == sum of (Rss - Anonymous) over all other VMAs.
  * - VmRSS and statm resident == smaps_rollup Rss; statm shared ==
  *   RssFile + RssShmem.
@@ -49,6 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -86,8 +90,13 @@ struct dev_id {
 	unsigned int major, minor;
 };
 
-static struct dev_id shmem_devs[MAX_DEVS];
-static int nr_shmem_devs;
+/* Devices classified during the current smaps walk. */
+static struct {
+	unsigned int major, minor;
+	bool shmem;
+} devs[MAX_DEVS];
+static int nr_devs;
+static bool mountinfo_read;
 static int max_online_seen;
 
 /*
@@ -259,47 +268,54 @@ int rss_read_counters(pid_t pid, struct rss_counters *c)
 	return 0;
 }
 
-static void add_dev(unsigned int major, unsigned int minor)
+static int dev_lookup(unsigned int major, unsigned int minor)
 {
 	int i;
 
-	for (i = 0; i < nr_shmem_devs; i++)
-		if (shmem_devs[i].major == major && shmem_devs[i].minor == minor)
-			return;
-	if (nr_shmem_devs < MAX_DEVS) {
-		shmem_devs[nr_shmem_devs].major = major;
-		shmem_devs[nr_shmem_devs].minor = minor;
-		nr_shmem_devs++;
-	}
+	for (i = 0; i < nr_devs; i++)
+		if (devs[i].major == major && devs[i].minor == minor)
+			return devs[i].shmem;
+	return -1;
+}
+
+static void dev_add(unsigned int major, unsigned int minor, bool shmem)
+{
+	if (dev_lookup(major, minor) >= 0 || nr_devs >= MAX_DEVS)
+		return;
+	devs[nr_devs].major = major;
+	devs[nr_devs].minor = minor;
+	devs[nr_devs].shmem = shmem;
+	nr_devs++;
 }
 
 /*
- * Devices whose mapped pages are shmem: every tmpfs mount seen by @pid, and
- * the internal shm mount behind memfd, shared anonymous memory and SysV shm.
+ * Is @path on a tmpfs (shmem) superblock? Only trusted when the path still
+ * leads to device @major:@minor. Returns 1 (shmem), 0 (not) or -1 (unknown).
  */
-static void find_shmem_devs(pid_t pid)
+static int path_is_shmem(const char *path, unsigned int major,
+			 unsigned int minor)
 {
-	static bool have_memfd_dev;
+	struct statfs sfs;
+	struct stat st;
+
+	if (stat(path, &st) || major(st.st_dev) != major ||
+	    minor(st.st_dev) != minor)
+		return -1;
+	if (statfs(path, &sfs))
+		return -1;
+	return sfs.f_type == TMPFS_MAGIC;
+}
+
+/*
+ * Fallback for devices that cannot be classified through a path: the tmpfs
+ * mounts seen by @pid, and a "rootfs" mount if it is tmpfs-backed.
+ */
+static void read_mountinfo_devs(pid_t pid)
+{
 	unsigned int major, minor;
 	struct line_reader r = { 0 };
-	char path[64], *line, *sep;
-	struct stat st;
-	int fd;
-
-	nr_shmem_devs = 0;
-	if (!have_memfd_dev) {
-		fd = syscall(__NR_memfd_create, "rss_dev", 0);
-		if (fd >= 0) {
-			if (!fstat(fd, &st)) {
-				add_dev(major(st.st_dev), minor(st.st_dev));
-				have_memfd_dev = true;
-			}
-			close(fd);
-		}
-	} else {
-		/* Entry 0 survives the reset above: keep it. */
-		nr_shmem_devs = 1;
-	}
+	char path[64], mnt[256], *line, *sep;
+	int ret;
 
 	proc_path(path, sizeof(path), pid, "mountinfo");
 	r.fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -309,41 +325,110 @@ static void find_shmem_devs(pid_t pid)
 	r.size = sizeof(misc_buf);
 	while ((line = next_line(&r))) {
 		sep = strstr(line, " - ");
-		if (!sep || strncmp(sep + 3, "tmpfs ", 6))
+		if (!sep || sscanf(line, "%*u %*u %u:%u %*s %255s", &major,
+				   &minor, mnt) != 3)
 			continue;
-		if (sscanf(line, "%*u %*u %u:%u", &major, &minor) == 2)
-			add_dev(major, minor);
+		if (!strncmp(sep + 3, "tmpfs ", 6)) {
+			dev_add(major, minor, true);
+		} else if (!strncmp(sep + 3, "rootfs ", 7)) {
+			/* ramfs or tmpfs: ask the file system itself. */
+			ret = path_is_shmem(mnt, major, minor);
+			if (ret >= 0)
+				dev_add(major, minor, ret);
+		}
 	}
 	close(r.fd);
 }
 
-static bool vma_is_shmem(unsigned int major, unsigned int minor,
-			 const char *name)
+/*
+ * Are the page cache pages of a file-backed VMA shmem (swap-backed)? That
+ * is a property of the file system: tmpfs (including a tmpfs-backed
+ * rootfs), and the internal shm mount behind memfd, MAP_SHARED anonymous
+ * memory and SysV shm. Ask statfs() through /proc/PID/map_files (works for
+ * deleted files too, but needs CAP_SYS_ADMIN), then through the path in
+ * the smaps header, and fall back to the device numbers of tmpfs mounts.
+ * Results are cached per device for one smaps walk.
+ */
+static bool vma_is_shmem(pid_t pid, unsigned long start, unsigned long end,
+			 unsigned int major, unsigned int minor,
+			 unsigned long inode, char *name)
 {
-	int i;
+	size_t len = strlen(name);
+	char path[96];
+	int ret;
 
-	for (i = 0; i < nr_shmem_devs; i++)
-		if (shmem_devs[i].major == major && shmem_devs[i].minor == minor)
-			return true;
+	/* Anonymous memory and special mappings ([vdso], [vvar]). */
+	if (!inode)
+		return false;
+	ret = dev_lookup(major, minor);
+	if (ret >= 0)
+		return ret;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx",
+			 (int)pid, start, end);
+	else
+		snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+			 start, end);
+	ret = path_is_shmem(path, major, minor);
+	if (ret < 0 && name[0] == '/' &&
+	    !(len > 10 && !strcmp(name + len - 10, " (deleted)")))
+		ret = path_is_shmem(name, major, minor);
+	if (ret >= 0) {
+		dev_add(major, minor, ret);
+		return ret;
+	}
+
+	if (!mountinfo_read) {
+		read_mountinfo_devs(pid);
+		mountinfo_read = true;
+		ret = dev_lookup(major, minor);
+		if (ret >= 0)
+			return ret;
+	}
 	/* Fallback when memfd_create() is not available. */
-	if (major == 0 && (!strncmp(name, "/dev/zero ", 10) ||
-			   !strncmp(name, "/memfd:", 7) ||
-			   !strncmp(name, "/SYSV", 5)))
-		return true;
-	return false;
+	return major == 0 && (!strncmp(name, "/dev/zero ", 10) ||
+			      !strncmp(name, "/memfd:", 7) ||
+			      !strncmp(name, "/SYSV", 5));
+}
+
+/* Start a smaps walk: forget the classification of the previous one. */
+static void reset_devs(void)
+{
+	static struct dev_id memfd_dev;
+	static bool have_memfd_dev;
+	struct stat st;
+	int fd;
+
+	nr_devs = 0;
+	mountinfo_read = false;
+	if (!have_memfd_dev) {
+		fd = syscall(__NR_memfd_create, "rss_dev", 0);
+		if (fd < 0)
+			return;
+		if (!fstat(fd, &st)) {
+			memfd_dev.major = major(st.st_dev);
+			memfd_dev.minor = minor(st.st_dev);
+			have_memfd_dev = true;
+		}
+		close(fd);
+	}
+	if (have_memfd_dev)
+		dev_add(memfd_dev.major, memfd_dev.minor, true);
 }
 
 int rss_read_truth(pid_t pid, struct rss_truth *t)
 {
 	struct line_reader r = { 0 };
 	long rss = 0, anon = 0, swap = 0, val;
+	unsigned long start, end, inode;
 	unsigned int major, minor;
 	bool shmem = false, in_vma = false;
 	char path[64], *line;
 	int pos, ret;
 
 	memset(t, 0, sizeof(*t));
-	find_shmem_devs(pid);
+	reset_devs();
 
 	proc_path(path, sizeof(path), pid, "smaps");
 	r.fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -370,12 +455,14 @@ int rss_read_truth(pid_t pid, struct rss_truth *t)
 			if (!line)
 				break;
 			pos = 0;
-			if (sscanf(line, "%*x-%*x %*s %*x %x:%x %*u %n", &major,
-				   &minor, &pos) < 2 || !pos) {
+			if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu %n", &start,
+				   &end, &major, &minor, &inode, &pos) < 5 ||
+			    !pos) {
 				close(r.fd);
 				return -EINVAL;
 			}
-			shmem = vma_is_shmem(major, minor, line + pos);
+			shmem = vma_is_shmem(pid, start, end, major, minor,
+					     inode, line + pos);
 			in_vma = true;
 			rss = 0;
 			anon = 0;
@@ -730,7 +817,9 @@ static int open_tmp(const char *dir)
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
-	snprintf(path, sizeof(path), "%s/rss_stat.XXXXXX", dir);
+	if (snprintf(path, sizeof(path), "%s/rss_stat.XXXXXX", dir) >=
+	    (int)sizeof(path))
+		return -1;
 	fd = mkstemp(path);
 	if (fd < 0)
 		return -1;
@@ -738,11 +827,43 @@ static int open_tmp(const char *dir)
 	return fd;
 }
 
+/*
+ * Root only: an unlinked file on a fresh ramfs mounted on a temporary
+ * directory in @dir. The mount is detached (and the directory removed) at
+ * once; the open file keeps the superblock alive until it is closed.
+ */
+static int open_private_ramfs(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/rss_stat_ramfs.XXXXXX", dir) >=
+	    (int)sizeof(path) || !mkdtemp(path))
+		return -1;
+	if (mount("rss_stat", path, "ramfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0700")) {
+		rmdir(path);
+		return -1;
+	}
+	fd = open_tmp(path);
+	umount2(path, MNT_DETACH);
+	rmdir(path);
+	return fd;
+}
+
+static const char *file_where = "no test file";
+
+const char *rss_file_where(void)
+{
+	return file_where;
+}
+
 int rss_make_file(size_t npages, bool *is_shmem)
 {
 	const char *dirs[5] = { getenv("TMPDIR"), "/var/tmp", "/tmp", NULL, "." };
+	const int nr = ARRAY_SIZE(dirs);
+	int i, fd = -1, ret, tmpfs_fd = -1;
 	char exe[PATH_MAX], *slash;
-	int i, fd, ret, tmpfs_fd = -1;
 	struct statfs sfs;
 	ssize_t n;
 
@@ -755,31 +876,44 @@ int rss_make_file(size_t npages, bool *is_shmem)
 			dirs[3] = exe;
 		}
 	}
-	/* A file on tmpfs is shmem: prefer a real file system. */
-	for (i = 0; i < 5; i++) {
+	/*
+	 * The page cache of a file on tmpfs is shmem: prefer a file system
+	 * whose pages are not swap-backed, so that RssFile is exercised.
+	 */
+	for (i = 0; i < nr; i++) {
 		if (!dirs[i])
 			continue;
 		fd = open_tmp(dirs[i]);
 		if (fd < 0)
 			continue;
-		if (fstatfs(fd, &sfs) || sfs.f_type == TMPFS_MAGIC) {
-			if (tmpfs_fd < 0)
-				tmpfs_fd = fd;
-			else
-				close(fd);
-			continue;
+		if (!fstatfs(fd, &sfs) && sfs.f_type != TMPFS_MAGIC) {
+			file_where = "a non-tmpfs file system";
+			break;
 		}
+		if (tmpfs_fd < 0)
+			tmpfs_fd = fd;
+		else
+			close(fd);
+		fd = -1;
+	}
+	/* Only tmpfs is writable (e.g. an initramfs): try a private ramfs. */
+	for (i = 0; fd < 0 && !geteuid() && i < nr; i++) {
+		if (!dirs[i])
+			continue;
+		fd = open_private_ramfs(dirs[i]);
+		if (fd >= 0)
+			file_where = "a private ramfs";
+	}
+	if (fd >= 0) {
 		if (tmpfs_fd >= 0)
 			close(tmpfs_fd);
-		tmpfs_fd = -1;
 		*is_shmem = false;
-		break;
-	}
-	if (i == 5) {
+	} else {
 		if (tmpfs_fd < 0)
 			return -ENOENT;
 		fd = tmpfs_fd;
 		*is_shmem = true;
+		file_where = "tmpfs (no other writable file system): its pages are shmem";
 	}
 	ret = fill_file(fd, npages);
 	if (ret) {

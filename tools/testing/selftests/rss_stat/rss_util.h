@@ -90,11 +90,13 @@ void rss_touch(void *addr, size_t npages, bool write);
 
 /*
  * Create an unlinked regular file of @npages written pages, synced so its
- * page cache is clean. Prefers a non-tmpfs directory; *is_shmem tells
- * whether its pages are accounted as shmem (file on tmpfs) or file pages.
- * Returns the fd or -errno.
+ * page cache is clean. Prefers a non-tmpfs directory, then (as root) a
+ * private ramfs, then tmpfs; *is_shmem tells whether its pages are
+ * accounted as shmem (file on tmpfs) or file pages. Returns the fd or
+ * -errno. rss_file_where() says where the last file was created.
  */
 int rss_make_file(size_t npages, bool *is_shmem);
+const char *rss_file_where(void);
 int rss_make_memfd(size_t npages);
 
 /* Disable THP for this process (inherited over fork and exec). */
