@@ -13,8 +13,9 @@ use_ccache
 logdir=$BUILD/logs
 mkdir -p "$logdir"
 # The C files the series changes or adds, as objects.
+# The KUnit suite is checked on its own below: the test kernels lack KUnit.
 mapfile -t objs < <(git -C "$LINUX" diff --name-only "$BASE_TAG" "$BRANCH" -- '*.c' |
-	grep -v '^tools/' | sed 's/\.c$/.o/')
+	grep -v -e '^tools/' -e '^lib/tests/' | sed 's/\.c$/.o/')
 passed=0 failed=0
 
 warnings() {	# tree: W=1 + sparse warnings of $objs, file:line stripped
@@ -41,6 +42,22 @@ if base_w=$(warnings base) && new_w=$(warnings patched); then
 		passed=$((passed + 1))
 	fi
 else
+	failed=$((failed + 1))
+fi
+
+say "buildcheck: W=1 and sparse on the KUnit suite (x86_64 KUnit kernel config)"
+if [ -z "${KUNITCONFIG:-}" ]; then
+	KUNITCONFIG=$LINUX/lib/tests/.kunitconfig
+fi
+export KUNITCONFIG
+kdir=$LINUX/.kunit-x86_64
+if "$TOP/scripts/build.sh" --config-only kunit patched >"$logdir/buildcheck-kunit.log" 2>&1 &&
+   make -C "$LINUX" O="$kdir" ARCH=x86_64 CC="$CC_CCACHE" W=1 C=2 -j"$JOBS" \
+	lib/tests/lazy_percpu_counter_kunit.o >>"$logdir/buildcheck-kunit.log" 2>&1 &&
+   ! grep -E '(warning|error):' "$logdir/buildcheck-kunit.log"; then
+	passed=$((passed + 1))
+else
+	tail -20 "$logdir/buildcheck-kunit.log" | sed 's/^/  | /'
 	failed=$((failed + 1))
 fi
 

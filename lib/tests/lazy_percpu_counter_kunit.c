@@ -27,7 +27,7 @@ static void expect_lazy(struct kunit *test, struct lazy_percpu_counter *c)
 	KUNIT_EXPECT_FALSE(test, lazy_percpu_counter_is_percpu(c));
 #ifdef CONFIG_SMP
 	/* No per-CPU memory, and never on the hotplug list. */
-	KUNIT_EXPECT_NULL(test, c->pcpu.counters);
+	KUNIT_EXPECT_TRUE(test, !c->pcpu.counters);
 #ifdef CONFIG_HOTPLUG_CPU
 	KUNIT_EXPECT_NULL(test, c->pcpu.list.next);
 #endif
@@ -38,7 +38,7 @@ static void expect_percpu(struct kunit *test, struct lazy_percpu_counter *c)
 {
 	KUNIT_EXPECT_TRUE(test, lazy_percpu_counter_is_percpu(c));
 #ifdef CONFIG_SMP
-	KUNIT_EXPECT_NOT_NULL(test, c->pcpu.counters);
+	KUNIT_EXPECT_TRUE(test, !!c->pcpu.counters);
 #ifdef CONFIG_HOTPLUG_CPU
 	/* Linked into the hotplug list, consistently. */
 	KUNIT_EXPECT_PTR_EQ(test, c->pcpu.list.next->prev, &c->pcpu.list);
@@ -377,7 +377,7 @@ static void lazy_destroy_test(struct kunit *test)
 	lazy_percpu_counter_destroy_many(up, NR);
 #ifdef CONFIG_SMP
 	for (i = 0; i < NR; i++) {
-		KUNIT_EXPECT_NULL(test, up[i].pcpu.counters);
+		KUNIT_EXPECT_TRUE(test, !up[i].pcpu.counters);
 #ifdef CONFIG_HOTPLUG_CPU
 		/* list_del() poisons the entry: it left the hotplug list. */
 		KUNIT_EXPECT_PTR_EQ(test, up[i].pcpu.list.next, LIST_POISON1);
@@ -480,7 +480,7 @@ static void lazy_upgrade_twice_test(struct kunit *test)
 {
 	struct lazy_percpu_counter *c = new_counters(test, 9);
 #ifdef CONFIG_SMP
-	void __percpu *first;
+	s32 __percpu *first;
 #endif
 
 	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
@@ -492,7 +492,7 @@ static void lazy_upgrade_twice_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
 	kunit_deactivate_static_stub(test, lazy_percpu_counter_alloc_many);
 #ifdef CONFIG_SMP
-	KUNIT_EXPECT_PTR_EQ(test, (void __percpu *)c[0].pcpu.counters, first);
+	KUNIT_EXPECT_TRUE(test, c[0].pcpu.counters == first);
 #endif
 	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[NR - 1]), 9);
 	lazy_percpu_counter_destroy_many(c, NR);
