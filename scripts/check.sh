@@ -27,6 +27,7 @@ result() {	# result NAME STATUS: one test passed or failed
 	if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "  FAIL: $1"; fi
 }
 
+say "preparing the kernel trees (make tree; log: ${logdir#"$TOP"/}/tree.log)"
 "$TOP/scripts/tree.sh" >"$logdir/tree.log" 2>&1 || { cat "$logdir/tree.log"; die "make tree failed"; }
 mapfile -t patches < <(grep -v -e '^#' -e '^$' "$TOP/patches/series")
 
