@@ -44,10 +44,10 @@ tree_dir() {
 }
 
 # Every CONFIG_X=v of fragment $1 must hold in .config $2 ("=n" means unset).
+# When fragments set a symbol twice, the last one wins, as in kconfig.
 check_config() {
 	local bad=0 line sym val
 	while IFS= read -r line; do
-		case $line in CONFIG_*=*) ;; *) continue ;; esac
 		sym=${line%%=*} val=${line#*=}
 		if [ "$val" = n ]; then
 			grep -q "^$sym=" "$2" || continue
@@ -57,7 +57,8 @@ check_config() {
 		printf 'config: %s requested, .config has: %s\n' "$line" \
 			"$(grep -E "^(# )?${sym}[= ]" "$2" || echo "(not visible)")" >&2
 		bad=1
-	done <"$1"
+	done < <(awk -F= '/^CONFIG_[A-Za-z0-9_]*=/ { last[$1] = $0; order[NR] = $1 }
+			END { for (i = 1; i <= NR; i++) if (order[i] in last) { print last[order[i]]; delete last[order[i]] } }' "$1")
 	return $bad
 }
 
