@@ -32,7 +32,7 @@ endif
 export KSRC
 
 .PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 \
-	selftest check bench bench-quick lint clean distclean
+	selftest proof check bench lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -73,6 +73,11 @@ kunit-uml kunit-x86_64: tree
 selftest: kernels
 	@$(S)/selftest.sh base patched
 
+## proof         Percpu and rss_stat upgrades on base, patched, lazy_rss_stat=off (-smp $(SMP))
+proof: kernels
+	@$(S)/deps.sh bench
+	@SMP=$(SMP) $(S)/proof.sh
+
 ## check         everything: checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed"
 check:
 	@$(S)/deps.sh build vm check
@@ -85,7 +90,7 @@ bench:
 
 ## lint          shellcheck the scripts
 lint:
-	@shellcheck $(S)/*.sh $(S)/vm .ci/run
+	@shellcheck $(S)/*.sh $(S)/vm .ci/run tools/bench/*.sh
 
 ## clean         remove kernel build outputs and guest runs (keeps the trees)
 clean:

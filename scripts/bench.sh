@@ -41,10 +41,7 @@ for t in base patched; do "$TOP/scripts/build.sh" "$variant" "$t" >/dev/null; do
 
 work=$BUILD/bench
 stage=$work/stage
-rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/usr/local/bin"
-gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
-gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
-cp "$TOP/tools/bench/guest.sh" "$stage/usr/local/bin/bench-guest"
+bench_stage "$stage"
 
 raw=$work/raw.txt
 : >"$raw"

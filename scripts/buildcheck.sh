@@ -22,19 +22,19 @@ warnings() {	# tree: W=1 + sparse warnings of $objs, file:line stripped
 	local src out
 	src=$(tree_dir "$1")
 	out=$src/.out-test
-	[ -f "$out/.config" ] || "$TOP/scripts/build.sh" --config-only test "$1"
+	[ -f "$out/.config" ] || "$TOP/scripts/build.sh" --config-only test "$1" >&2
 	local have=()
 	for o in "${objs[@]}"; do [ -f "$src/${o%.o}.c" ] && have+=("$o"); done
 	make -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" W=1 C=2 -j"$JOBS" \
 		"${have[@]}" >"$logdir/buildcheck-$1.log" 2>&1 ||
 		{ tail -20 "$logdir/buildcheck-$1.log" >&2; return 1; }
 	grep -E '(warning|error):' "$logdir/buildcheck-$1.log" |
-		sed -E 's/:[0-9]+:[0-9]+:/:/' | sort -u
+		sed -E 's/:[0-9]+:[0-9]+:/:/' | LC_ALL=C sort -u
 }
 
 say "buildcheck: W=1 and sparse on ${#objs[@]} objects, base vs patched"
 if base_w=$(warnings base) && new_w=$(warnings patched); then
-	mapfile -t added < <(comm -13 <(echo "$base_w") <(echo "$new_w"))
+	mapfile -t added < <(LC_ALL=C comm -13 <(echo "$base_w") <(echo "$new_w"))
 	if [ ${#added[@]} -gt 0 ]; then
 		printf '  new warning: %s\n' "${added[@]}"
 		failed=$((failed + 1))

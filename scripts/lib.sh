@@ -82,3 +82,13 @@ mirror_tracked() {	# mirror files this repo holds now
 	git -C "$TOP" ls-files -co --exclude-standard -- "${MIRROR_DIRS[@]}" |
 		grep -v '^Documentation/lazy-rss/' || true
 }
+
+# Static benchmark programs and guest scripts, staged for scripts/vm --dir.
+bench_stage() {
+	local stage=$1
+	rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/usr/local/bin"
+	gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
+	gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
+	cp "$TOP/tools/bench/guest.sh" "$stage/usr/local/bin/bench-guest"
+	cp "$TOP/tools/bench/proof.sh" "$stage/usr/local/bin/proof-guest"
+}
