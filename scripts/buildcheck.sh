@@ -18,6 +18,15 @@ mapfile -t objs < <(git -C "$LINUX" diff --name-only "$BASE_TAG" "$BRANCH" -- '*
 	grep -v -e '^tools/' -e '^lib/tests/' | sed 's/\.c$/.o/')
 passed=0 failed=0
 
+tally() {	# tally STATUS LOG: a pass needs status 0 and no warning in LOG
+	if [ "$1" -eq 0 ] && ! grep -E '(warning|error):' "$2"; then
+		passed=$((passed + 1))
+	else
+		tail -20 "$2" | sed 's/^/  | /'
+		failed=$((failed + 1))
+	fi
+}
+
 warnings() {	# tree: W=1 + sparse warnings of $objs, file:line stripped
 	local src out
 	src=$(tree_dir "$1")
@@ -51,30 +60,22 @@ if [ -z "${KUNITCONFIG:-}" ]; then
 fi
 export KUNITCONFIG
 kdir=$LINUX/.kunit-x86_64
-if "$TOP/scripts/build.sh" --config-only kunit patched >"$logdir/buildcheck-kunit.log" 2>&1 &&
-   make -C "$LINUX" O="$kdir" ARCH=x86_64 CC="$CC_CCACHE" W=1 C=2 -j"$JOBS" \
-	lib/tests/lazy_percpu_counter_kunit.o >>"$logdir/buildcheck-kunit.log" 2>&1 &&
-   ! grep -E '(warning|error):' "$logdir/buildcheck-kunit.log"; then
-	passed=$((passed + 1))
-else
-	tail -20 "$logdir/buildcheck-kunit.log" | sed 's/^/  | /'
-	failed=$((failed + 1))
-fi
+rc=0
+"$TOP/scripts/build.sh" --config-only kunit patched >"$logdir/buildcheck-kunit.log" 2>&1 &&
+	make -C "$LINUX" O="$kdir" ARCH=x86_64 CC="$CC_CCACHE" W=1 C=2 -j"$JOBS" \
+		lib/tests/lazy_percpu_counter_kunit.o >>"$logdir/buildcheck-kunit.log" 2>&1 || rc=$?
+tally $rc "$logdir/buildcheck-kunit.log"
 
 say "buildcheck: ARCH=i386 SMP, W=1: lazy percpu counter library and KUnit suite"
 out=$LINUX/.out-i386
 mkdir -p "$out"
-if make -s -C "$LINUX" O="$out" ARCH=i386 CC="$CC_CCACHE" \
+rc=0
+make -s -C "$LINUX" O="$out" ARCH=i386 CC="$CC_CCACHE" \
 	KCONFIG_ALLCONFIG="$TOP/configs/i386.config" allnoconfig >"$logdir/buildcheck-i386.log" 2>&1 &&
-   check_config "$TOP/configs/i386.config" "$out/.config" &&
-   make -C "$LINUX" O="$out" ARCH=i386 CC="$CC_CCACHE" W=1 -j"$JOBS" \
-	lib/lazy_percpu_counter.o lib/percpu_counter.o lib/tests/lazy_percpu_counter_kunit.o \
-	>>"$logdir/buildcheck-i386.log" 2>&1 &&
-   ! grep -E '(warning|error):' "$logdir/buildcheck-i386.log"; then
-	passed=$((passed + 1))
-else
-	tail -20 "$logdir/buildcheck-i386.log" | sed 's/^/  | /'
-	failed=$((failed + 1))
-fi
+	check_config "$TOP/configs/i386.config" "$out/.config" 2>>"$logdir/buildcheck-i386.log" &&
+	make -C "$LINUX" O="$out" ARCH=i386 CC="$CC_CCACHE" W=1 -j"$JOBS" \
+		lib/lazy_percpu_counter.o lib/percpu_counter.o lib/tests/lazy_percpu_counter_kunit.o \
+		>>"$logdir/buildcheck-i386.log" 2>&1 || rc=$?
+tally $rc "$logdir/buildcheck-i386.log"
 echo "buildcheck: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

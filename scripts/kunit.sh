@@ -30,17 +30,18 @@ case $arch in
 uml)
 	# 6.12 UML WARNs at boot when PCI over virtio has no device ID;
 	# none of our tests use it.
-	args+=(--build_dir=.kunit --kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
+	bdir=.kunit
+	args+=(--build_dir="$bdir" --kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
 	;;
 x86_64)
 	"$TOP/scripts/build.sh" --config-only kunit patched
-	bdir=$LINUX/.kunit-x86_64
+	bdir=.kunit-x86_64
 	# kunit.py keeps a .config that already holds every option of the
 	# kunitconfig (plus its QEMU serial options) when the kunitconfig is
 	# the one it last used: record it as such.
 	{ cat "$KUNITCONFIG"; printf 'CONFIG_SERIAL_8250=y\nCONFIG_SERIAL_8250_CONSOLE=y\n'; } \
-		>"$bdir/last_used_kunitconfig"
-	args+=(--arch=x86_64 --build_dir=.kunit-x86_64
+		>"$LINUX/$bdir/last_used_kunitconfig"
+	args+=(--arch=x86_64 --build_dir="$bdir"
 	       --qemu_args="-smp ${KUNIT_SMP:-4}")
 	;;
 *)	die "unknown KUnit arch '$arch' (uml x86_64)" ;;
@@ -68,7 +69,7 @@ read -r passed failed skipped < <(echo "$summary" | awk '{
 	}
 	print p, f, s }')
 grep -E '\[(FAILED|SKIPPED)\]|# SKIP' "$log" | sed 's/^/  /' | head -40 || true
-raw=$LINUX/$( [ "$arch" = uml ] && echo .kunit || echo .kunit-x86_64 )/test.log
+raw=$LINUX/$bdir/test.log
 if log_has_bad "$raw"; then
 	warn "kunit $arch: the kernel reported a problem (log: $raw)"
 	failed=$((failed + 1))

@@ -10,7 +10,6 @@ set -euo pipefail
 [ $# -gt 0 ] || die "usage: selftest.sh KERNEL..."
 smp=${SMP:-4}
 need_tree "$LINUX"
-# run_kselftest.sh needs coreutils timeout (--foreground), not busybox.
 # Targets run with run_kselftest.sh; rss_stat only once the series has it.
 targets=(proc)
 [ -d "$LINUX/tools/testing/selftests/rss_stat" ] && targets=(rss_stat proc)
@@ -73,6 +72,7 @@ for k in "$@"; do
 	tap=$logdir/ksft-$k.tap
 	say "kselftests: booting $k kernel, -smp $smp (TAP: ${tap#"$TOP"/})"
 	set +e
+	# run_kselftest.sh needs coreutils timeout (--foreground), not busybox's.
 	"$TOP/scripts/vm" --kernel "$k" --smp "$smp" --timeout "${KSFT_TIMEOUT:-1500}" \
 		--log "$BUILD/vm/ksft-$k" --dir "$inst:/ksft" --add /bin/bash \
 		--add /usr/bin/timeout \
