@@ -29,6 +29,7 @@ kunit)	[ -f "${KUNITCONFIG:-}" ] || die "KUNITCONFIG=${KUNITCONFIG:-} is not a f
 *)	die "unknown kernel variant '$variant' (test bench kasan kunit)" ;;
 esac
 src=$(tree_dir "$tree")
+if [ "$tree" = ideal ]; then "$TOP/scripts/ideal.sh"; fi
 need_tree "$src"
 out=$src/$out_name
 mkdir -p "$out"

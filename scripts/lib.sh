@@ -83,6 +83,14 @@ mirror_tracked() {	# mirror files this repo holds now
 		grep -v '^Documentation/lazy-rss/' || true
 }
 
+# Kernel name of make proof and make bench -> scripts/vm --kernel and
+# extra command line: "lazyoff" is the patched kernel booted with
+# lazy_rss_stat=off. usage: kernel_boot NAME [IMAGE-PREFIX]
+kernel_boot() {
+	boot_image=${2:-}${1/lazyoff/patched} boot_append=''
+	if [ "$1" = lazyoff ]; then boot_append=lazy_rss_stat=off; fi
+}
+
 # Static benchmark programs and guest scripts, staged for scripts/vm --dir.
 bench_stage() {
 	local stage=$1

@@ -11,10 +11,9 @@ smp=${SMP:-4}
 stage=$BUILD/proof/stage
 bench_stage "$stage"
 for k in base patched lazyoff; do
-	kernel=$k append=''
-	[ "$k" = lazyoff ] && kernel=patched append=lazy_rss_stat=off
+	kernel_boot "$k"
 	say "proof: $k kernel, -smp $smp"
-	"$TOP/scripts/vm" --kernel "$kernel" --smp "$smp" --append "$append" \
+	"$TOP/scripts/vm" --kernel "$boot_image" --smp "$smp" --append "$boot_append" \
 		--timeout 900 --log "$BUILD/proof/$k" --dir "$stage:/" \
 		--add /usr/bin/numactl --add /usr/bin/stress-ng -- proof-guest |
 		grep -v -E 'metrc: \[[0-9]+\] +[a-z]+ +[0-9]'

@@ -1,26 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fork/exec microbenchmarks for the lazy rss_stat series, in the spirit
- * of lmbench's lat_proc and the execve scalability benchmarks, written
- * for this project. Static, so that it runs in a busybox guest.
+ * of lmbench's lat_proc, will-it-scale's page_fault1 and the execve
+ * scalability benchmarks, written for this project. Static, so that it
+ * runs in a busybox guest.
  *
- *   forkbench exit N            fork + _exit, N times
- *   forkbench exec N PATH       fork + execve(PATH) + wait, N times
+ *   forkbench exit N            fork + _exit + wait, N times
+ *   forkbench exec N [PATH]     fork + execve(PATH) + wait, N times
  *   forkbench sh N              fork + /bin/sh -c true + wait, N times
  *   forkbench thread N          fork a child that starts and joins one
  *                               thread, N times (the upgrade cost)
- *   forkbench threads N         one process starts and joins N threads
+ *   forkbench threads N         one long-lived process starts and joins
+ *                               N threads, one after the other
+ *   forkbench execrate N        one worker per online CPU, pinned, each
+ *                               re-execs this program N times
+ *   forkbench pf_procs MIB      one process per online CPU, pinned: mmap
+ *   forkbench pf_threads MIB    MIB MiB anon, write every page, munmap
+ *                               (pf_threads: threads of one process)
  *   forkbench idle N            N idle children alive, print Percpu: delta
  *
- * Prints one line: "name=<mode> iters=N wall_s=.. child_sys_s=.. child_user_s=.."
- * (for idle: "name=idle procs=N percpu_kb_before=.. percpu_kb_after=..").
+ * Prints one line: "name=<mode> iters=N wall_s=.. sys_s=.. user_s=..",
+ * where iters counts the operations (processes, execs, page faults) and
+ * the CPU times are those of this process and its reaped children.
+ * For idle: "name=idle procs=N percpu_kb_before=.. percpu_kb_after=..".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,8 +57,20 @@ static void reap(pid_t pid)
 
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid");
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fprintf(stderr, "child failed: status %#x\n", status), exit(1);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "child failed: status %#x\n", status);
+		exit(1);
+	}
+}
+
+static void pin(long cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
 }
 
 static void *nothing(void *arg)
@@ -113,22 +136,113 @@ static int idle(long n)
 	return 0;
 }
 
+/* One page_fault1 cycle: map, write one byte per page, unmap. */
+static long fault_region(size_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t off;
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	/* Count 4 KiB faults, not THP ones, whatever the THP setting. */
+	if (madvise(p, bytes, MADV_NOHUGEPAGE))
+		die("madvise");
+	for (off = 0; off < bytes; off += page)
+		p[off] = 1;
+	if (munmap(p, bytes))
+		die("munmap");
+	return bytes / page;
+}
+
+static size_t pf_bytes;
+static pthread_barrier_t pf_start;
+
+static void *pf_thread(void *arg)
+{
+	pin((long)arg);
+	pthread_barrier_wait(&pf_start);
+	fault_region(pf_bytes);
+	return NULL;
+}
+
+/* Workers pinned one per online CPU; returns the operations done. */
+static long per_cpu_workers(const char *mode, long n, char *self)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
+	pthread_t *t = calloc(cpus, sizeof(*t));
+	pid_t *pids = calloc(cpus, sizeof(*pids));
+	char arg[32];
+
+	if (!t || !pids)
+		die("calloc");
+	if (!strcmp(mode, "pf_threads")) {
+		pf_bytes = (size_t)n << 20;
+		pthread_barrier_init(&pf_start, NULL, cpus);
+		for (i = 0; i < cpus; i++)
+			if (pthread_create(&t[i], NULL, pf_thread, (void *)i))
+				die("pthread_create");
+		for (i = 0; i < cpus; i++)
+			pthread_join(t[i], NULL);
+		return cpus * (((size_t)n << 20) / sysconf(_SC_PAGESIZE));
+	}
+	snprintf(arg, sizeof(arg), "%ld", n);
+	for (i = 0; i < cpus; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			die("fork");
+		if (!pids[i]) {
+			pin(i);
+			if (!strcmp(mode, "execrate"))
+				execl(self, "forkbench", "reexec", arg, (char *)NULL);
+			else
+				_exit(fault_region((size_t)n << 20) > 0 ? 0 : 1);
+			_exit(127);
+		}
+	}
+	for (i = 0; i < cpus; i++)
+		reap(pids[i]);
+	if (!strcmp(mode, "execrate"))
+		return cpus * n;
+	return cpus * (((size_t)n << 20) / sysconf(_SC_PAGESIZE));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[1] : "";
-	long n = argc > 2 ? atol(argv[2]) : 0, i;
+	long n = argc > 2 ? atol(argv[2]) : 0, i, ops = n;
 	char *path = argc > 3 ? argv[3] : "/bin/true";
-	struct rusage ru;
+	char self[4096];
+	struct rusage ru, rc;
+	ssize_t len;
 	double t0;
 
-	if (n <= 0) {
-		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threads|idle N [PATH]\n");
+	if (n <= 0 && strcmp(mode, "reexec")) {
+		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threads|execrate|pf_procs|pf_threads|idle N [PATH]\n");
 		return 2;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len < 0)
+		die("/proc/self/exe");
+	self[len] = '\0';
+	if (!strcmp(mode, "reexec")) {	/* one step of an execrate worker */
+		char arg[32];
+
+		if (n <= 1)
+			return 0;
+		snprintf(arg, sizeof(arg), "%ld", n - 1);
+		execl(self, "forkbench", "reexec", arg, (char *)NULL);
+		die("execl");
 	}
 	if (!strcmp(mode, "idle"))
 		return idle(n);
 
 	t0 = now();
+	if (!strcmp(mode, "execrate") || !strncmp(mode, "pf_", 3)) {
+		ops = per_cpu_workers(mode, n, self);
+		goto done;
+	}
 	for (i = 0; i < n; i++) {
 		pid_t pid;
 
@@ -154,10 +268,14 @@ int main(int argc, char **argv)
 		}
 		reap(pid);
 	}
-	getrusage(RUSAGE_CHILDREN, &ru);
-	printf("name=%s iters=%ld wall_s=%.4f child_sys_s=%.4f child_user_s=%.4f\n",
-	       mode, n, now() - t0,
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
-	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
+done:
+	getrusage(RUSAGE_SELF, &ru);
+	getrusage(RUSAGE_CHILDREN, &rc);
+	printf("name=%s iters=%ld wall_s=%.6f sys_s=%.6f user_s=%.6f\n",
+	       mode, ops, now() - t0,
+	       ru.ru_stime.tv_sec + rc.ru_stime.tv_sec +
+	       (ru.ru_stime.tv_usec + rc.ru_stime.tv_usec) / 1e6,
+	       ru.ru_utime.tv_sec + rc.ru_utime.tv_sec +
+	       (ru.ru_utime.tv_usec + rc.ru_utime.tv_usec) / 1e6);
 	return 0;
 }

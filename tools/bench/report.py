@@ -1,21 +1,46 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn the raw results of scripts/bench.sh into results/bench.md and SVG plots."""
+"""Turn the raw results of scripts/bench.sh into results/bench.md, the
+README's headline table (results/headline.md), SVG plots, and the perf
+profile shares with their folded stacks."""
 import argparse
 import collections
+import os
+import re
 import statistics
 import subprocess
-import os
 
 ORDER = ["base", "patched", "lazyoff", "ideal"]
 LABEL = {"base": "base", "patched": "patched (lazy)",
          "lazyoff": "patched, lazy_rss_stat=off", "ideal": "ideal (atomics)"}
-WORKLOADS = [
-    ("shloop", "bash loop of /bin/true (the regression report's loop)"),
-    ("exec", "fork + exec of a static /bin/true + wait"),
-    ("exit", "fork + _exit + wait"),
-    ("sh", "fork + /bin/sh -c true + wait"),
-    ("thread", "fork a child that starts and joins one thread (upgrade cost)"),
+# Per-iteration workloads: CPU time per operation.
+LATENCY = [
+    ("shloop", "bash loop of /bin/true, pinned to CPU 0 (the regression report's loop)"),
+    ("exec", "fork + exec of a static /bin/true + wait (lat_proc exec)"),
+    ("exit", "fork + _exit + wait (lat_proc fork)"),
+    ("sh", "fork + /bin/sh -c true + wait (lat_proc shell)"),
+    ("thread", "fork a child that starts and joins one thread (the upgrade cost)"),
+    ("threads", "one long-lived process starting and joining threads"),
+]
+# Throughput workloads: operations per second of guest time.
+THROUGHPUT = [
+    ("execrate", "one worker per CPU re-execing a static binary (execs/s)"),
+    ("pf_procs", "page_fault1, processes: one per CPU, 128 MiB anon each (faults/s)"),
+    ("pf_threads", "page_fault1, threads: one per CPU in one process (faults/s)"),
+    ("stress_fork", "stress-ng --fork 1, pinned (bogo-ops/s)"),
+    ("stress_vfork", "stress-ng --vfork 1, pinned (bogo-ops/s)"),
+    ("stress_clone", "stress-ng --clone 1, pinned (bogo-ops/s)"),
+    ("stress_exec", "stress-ng --exec 1, pinned (bogo-ops/s)"),
+]
+# Functions of the perf table: (row label, predicate on a symbol name).
+PERF_ROWS = [
+    ("mm_init", lambda s: s == "mm_init"),
+    ("copy_mm", lambda s: s == "copy_mm"),
+    ("pcpu_alloc*", lambda s: s.startswith("pcpu_alloc")),
+    ("free_percpu", lambda s: s == "free_percpu"),
+    ("percpu_counter_*", lambda s: s.startswith(("percpu_counter_", "__percpu_counter_"))),
+    ("lazy_percpu_counter_*", lambda s: "lazy_percpu_counter_" in s),
+    ("__mmdrop", lambda s: s == "__mmdrop"),
 ]
 
 
@@ -36,63 +61,209 @@ def spread(xs):
     return 100.0 * (max(xs) - min(xs)) / m if m else 0.0
 
 
+def per_op_us(r, field):
+    return 1e6 * float(r[field]) / int(r["iters"])
+
+
+def rate(r):
+    return int(r["iters"]) / float(r["wall_s"])
+
+
+def values(runs, name, k, smp, fn):
+    return [fn(r) for r in runs.get((name, k, smp), [])]
+
+
+def ratio(val, a, b):
+    return f"{val[a] / val[b]:.3f}" if a in val and b in val and val[b] else "-"
+
+
+def table(runs, kernels, smps, name, fn, fmt):
+    """One row per -smp: each kernel's median ± spread, then the ratios."""
+    pairs = [(k, "base") for k in kernels if k != "base"]
+    if "ideal" in kernels and "patched" in kernels:
+        pairs.append(("patched", "ideal"))
+    out = ["| -smp | " + " | ".join(LABEL[k] for k in kernels) + " | "
+           + " | ".join(f"{a}/{b}" for a, b in pairs) + " |",
+           "|" + "---|" * (1 + len(kernels) + len(pairs))]
+    for smp in smps:
+        cells, val = [], {}
+        for k in kernels:
+            xs = values(runs, name, k, smp, fn)
+            if not xs:
+                cells.append("-")
+                continue
+            val[k] = med(xs)
+            cells.append(f"{fmt(val[k])} ±{spread(xs):.1f}%")
+        cells += [ratio(val, a, b) for a, b in pairs]
+        out.append(f"| {smp} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def headline(runs, kernels, smps, setup):
+    smp = max(smps)
+    rows = [("system time per fork+exec (`exec`), µs", "exec", lambda r: per_op_us(r, "sys_s"), "{:.1f}"),
+            ("system time per bash-loop iteration (`shloop`), µs", "shloop",
+             lambda r: per_op_us(r, "sys_s"), "{:.1f}"),
+            ("elapsed per fork+exec (`exec`), µs", "exec", lambda r: per_op_us(r, "wall_s"), "{:.1f}"),
+            ("fork + one thread (`thread`), system µs", "thread",
+             lambda r: per_op_us(r, "sys_s"), "{:.1f}"),
+            ("page faults, threads mode (`pf_threads`), faults/s", "pf_threads", rate, "{:.0f}"),
+            ("execs/s, one worker per CPU (`execrate`)", "execrate", rate, "{:.0f}")]
+    out = [f"At `-smp {smp}`, median of the rounds; {setup}", "",
+           "| | " + " | ".join(LABEL[k] for k in kernels) + " | patched/base"
+           + (" | patched/ideal" if "ideal" in kernels else "") + " |",
+           "|---|" + "---|" * (len(kernels) + 1 + ("ideal" in kernels))]
+    for label, name, fn, fmt in rows:
+        val = {k: med(xs) for k in kernels if (xs := values(runs, name, k, smp, fn))}
+        cells = [fmt.format(val[k]) if k in val else "-" for k in kernels]
+        cells.append(ratio(val, "patched", "base"))
+        if "ideal" in kernels:
+            cells.append(ratio(val, "patched", "ideal"))
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    idle = {}
+    for k in kernels:
+        rs = runs.get(("idle", k, smp), [])
+        if rs:
+            idle[k] = int(med([int(r["percpu_kb_after"]) - int(r["percpu_kb_before"]) for r in rs]))
+            procs = rs[0]["procs"]
+    if idle:
+        out.append(f"| `Percpu:` growth, {procs} idle processes, kB | "
+                   + " | ".join(f"+{idle[k]}" if k in idle else "-" for k in kernels)
+                   + " | |" + (" |" if "ideal" in kernels else ""))
+    return out + [""]
+
+
+def fold(script):
+    """perf script -F comm,ip,sym with call chains -> {folded stack: samples}."""
+    stacks = collections.Counter()
+    comm, frames = None, []
+    for line in open(script, errors="replace"):
+        if not line.strip():
+            if comm is not None:
+                stacks[";".join([comm] + frames[::-1])] += 1
+            comm, frames = None, []
+        elif line[0] not in " \t":
+            comm, frames = line.split()[0], []
+        else:
+            parts = line.split(None, 1)
+            sym = parts[1].strip() if len(parts) > 1 else "[unknown]"
+            sym = sym.split("+0x")[0].split(" (")[0]
+            # mm_init.constprop.0 is mm_init
+            frames.append(re.sub(r"\.(constprop|isra|part|cold)(\.\d+)*", "", sym))
+    if comm is not None:
+        stacks[";".join([comm] + frames[::-1])] += 1
+    return stacks
+
+
+def perf_section(perf_dirs, kernels, build_dir):
+    out = ["## Where the time goes: perf profile of the bash loop", "",
+           "`perf record -e cpu-clock -g` of the `shloop` workload (Debian's perf, "
+           "in the guest, on the workload's processes only). Share of all samples "
+           "whose call chain contains the function (*incl.*) and whose leaf it is "
+           "(*self*). Folded stacks: `" + os.path.relpath(build_dir) + "/<kernel>.folded`.", ""]
+    shares = {}
+    for k, d in perf_dirs:
+        script = os.path.join(d, "perf.script")
+        if not os.path.exists(script):
+            continue
+        stacks = fold(script)
+        os.makedirs(build_dir, exist_ok=True)
+        with open(os.path.join(build_dir, f"{k}.folded"), "w") as f:
+            for st, n in sorted(stacks.items()):
+                f.write(f"{st} {n}\n")
+        total = sum(stacks.values())
+        row = {}
+        for label, pred in PERF_ROWS:
+            incl = slf = 0
+            for st, n in stacks.items():
+                fr = st.split(";")[1:]
+                if any(pred(s) for s in fr):
+                    incl += n
+                if fr and pred(fr[-1]):
+                    slf += n
+            row[label] = (100.0 * incl / total, 100.0 * slf / total) if total else (0, 0)
+        shares[k] = (row, total)
+    ks = [k for k in kernels if k in shares]
+    if not ks:
+        return []
+    out.append("| function | " + " | ".join(f"{LABEL[k]} incl. | self" for k in ks) + " |")
+    out.append("|---|" + "---|---|" * len(ks))
+    for label, _ in PERF_ROWS:
+        out.append(f"| `{label}` | " + " | ".join(
+            f"{shares[k][0][label][0]:.2f}% | {shares[k][0][label][1]:.2f}%" for k in ks) + " |")
+    out.append("| samples | " + " | ".join(f"{shares[k][1]} | " for k in ks) + " |")
+    return out + [""]
+
+
+def plot(runs, kernels, smps, outdir):
+    for name in ("exec", "shloop"):
+        data = os.path.join(outdir, f".{name}.dat")
+        with open(data, "w") as f:
+            for smp in smps:
+                row = [str(smp)]
+                for k in kernels:
+                    xs = values(runs, name, k, smp, lambda r: per_op_us(r, "sys_s"))
+                    row.append(f"{med(xs):.2f}" if xs else "NaN")
+                f.write(" ".join(row) + "\n")
+        lines = ", ".join(f"'{data}' using 1:{i + 2} with linespoints title '{LABEL[k]}'"
+                          for i, k in enumerate(kernels))
+        script = (f"set terminal svg size 720,440; set output '{outdir}/{name}.svg';"
+                  f"set title 'system time per iteration: {name}';"
+                  "set xlabel 'guest vCPUs (-smp)'; set ylabel 'microseconds';"
+                  "set key top left; set grid; set logscale x 2;"
+                  f"plot {lines}")
+        subprocess.run(["gnuplot", "-e", script], check=True)
+        os.unlink(data)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("raw")
     ap.add_argument("outdir")
-    ap.add_argument("--setup", required=True)
+    ap.add_argument("--setup", required=True, help="one line: how the runs were made")
+    ap.add_argument("--short-setup", required=True, help="the setup in a few words")
     ap.add_argument("--kernel-version", required=True)
+    ap.add_argument("--perf", action="append", default=[], metavar="KERNEL=DIR")
+    ap.add_argument("--folded-dir", required=True)
     a = ap.parse_args()
     runs = parse(a.raw)
     kernels = [k for k in ORDER if any(key[1] == k for key in runs)]
     smps = sorted({key[2] for key in runs})
+    head = headline(runs, kernels, smps, a.short_setup)
     out = ["# fork/exec benchmarks: base vs lazy rss_stat",
            "",
-           "Generated by `make bench` (scripts/bench.sh); do not edit.",
+           "Generated by `make bench` (scripts/bench.sh, tools/bench/); do not edit.",
            "",
            f"- Kernels: Linux {a.kernel_version} from Debian's linux-source-6.12, "
-           "built from configs/guest.config (no debug options); "
-           + ", ".join(f"`{k}` = {LABEL[k]}" for k in kernels) + ".",
+           "all built from configs/guest.config (no debug options): "
+           + ", ".join(f"`{k}` = {LABEL[k]}" for k in kernels) + ". "
+           "`ideal` is the base with scripts/bench/*.patch (rss_stat as plain "
+           "atomic_long_t, no per-CPU memory).",
            f"- Setup: {a.setup}.",
-           "- Guest times are icount-derived: proportional to guest instructions, "
-           "so atomics and cache misses are not priced as on real hardware. "
-           "Compare ratios within this table, not absolute times across machines.",
-           "- Each cell: median over the rounds, with the spread (max-min)/median.",
-           ""]
-    for name, desc in WORKLOADS:
-        if not any(key[0] == name for key in runs):
-            continue
-        out += [f"## {name}: {desc}", "",
-                "Child system time per iteration, microseconds.", ""]
-        head = "| -smp | " + " | ".join(LABEL[k] for k in kernels)
-        ratios = [k for k in kernels if k != "base"]
-        head += " | " + " | ".join(f"{k}/base" for k in ratios)
-        if "ideal" in kernels:
-            head += " | patched/ideal"
-        out.append(head + " |")
-        out.append("|" + "---|" * (1 + len(kernels) + len(ratios) + ("ideal" in kernels)))
-        for smp in smps:
-            cell, val = [], {}
-            for k in kernels:
-                xs = [1e6 * float(r["child_sys_s"]) / int(r["iters"])
-                      for r in runs.get((name, k, smp), [])]
-                if not xs:
-                    cell.append("-")
-                    continue
-                val[k] = med(xs)
-                cell.append(f"{val[k]:.1f} ±{spread(xs):.1f}%")
-            for k in ratios:
-                cell.append(f"{val[k] / val['base']:.3f}" if k in val and "base" in val else "-")
-            if "ideal" in kernels:
-                cell.append(f"{val['patched'] / val['ideal']:.3f}"
-                            if "patched" in val and "ideal" in val else "-")
-            out.append(f"| {smp} | " + " | ".join(cell) + " |")
-        out.append("")
-    # Per-CPU memory of idle processes.
+           "- Times are guest times under `-icount`: they count guest instructions "
+           "(8 ns each), so they are deterministic but price atomics, cache misses "
+           "and contention like any other instruction. Compare ratios within these "
+           "tables, not absolute times with real hardware.",
+           "- System time comes from getrusage(); with tick accounting the kernel "
+           "splits each task's exact runtime between user and system in proportion "
+           "to the ticks, which is exact for these loops (little user time).",
+           "- Each cell: median over the rounds, ± the spread (max-min)/median.",
+           "", "## Headline", ""] + head
+    for name, desc in LATENCY:
+        if any(key[0] == name for key in runs):
+            out += [f"## {name}: {desc}", "", "System time per iteration, µs.", ""]
+            out += table(runs, kernels, smps, name, lambda r: per_op_us(r, "sys_s"), "{:.1f}".format)
+            out += ["Elapsed guest time per iteration, µs.", ""]
+            out += table(runs, kernels, smps, name, lambda r: per_op_us(r, "wall_s"), "{:.1f}".format)
+    for name, desc in THROUGHPUT:
+        if any(key[0] == name for key in runs):
+            out += [f"## {name}: {desc}", "", "Operations per second of guest time.", ""]
+            out += table(runs, kernels, smps, name, rate, "{:.0f}".format)
     out += ["## Per-CPU memory of idle single-threaded processes", "",
             "Growth of `Percpu:` in /proc/meminfo with the idle processes alive, kB.", "",
             "| -smp | procs | " + " | ".join(LABEL[k] for k in kernels) + " |",
             "|---|---|" + "---|" * len(kernels)]
+    same = []
     for smp in smps:
         procs, cells = "-", []
         for k in kernels:
@@ -104,42 +275,31 @@ def main():
             cells.append(str(int(med([int(r["percpu_kb_after"]) - int(r["percpu_kb_before"])
                                       for r in rs]))))
         out.append(f"| {smp} | {procs} | " + " | ".join(cells) + " |")
+        if "patched" in kernels and "ideal" in kernels:
+            same.append(cells[kernels.index("patched")] == cells[kernels.index("ideal")])
     out.append("")
+    if same:
+        out += [("At every -smp, the patched kernel grows exactly as much as `ideal`, which has "
+                 if all(same) else "The patched kernel does not always grow as much as `ideal`, which has ")
+                + "no per-CPU rss_stat at all: what it still grows by is other per-mm per-CPU "
+                "memory (mm_cid with CONFIG_SCHED_MM_CID, from `mm_init()`).", ""]
     ups = [(key, rs) for key, rs in runs.items() if key[0].startswith("vmstat_")]
     if ups:
         out += ["## rss_stat upgrades", "",
-                "`/proc/vmstat` at the end of a run (boot and all workloads; the "
-                "`thread` workload creates one threaded process per iteration).", "",
+                "`/proc/vmstat` at the end of a run (boot and all workloads).", "",
                 "| kernel | -smp | counter | value (median) |", "|---|---|---|---|"]
         for (name, k, smp), rs in sorted(ups):
             out.append(f"| {k} | {smp} | {name[7:]} | {int(med([int(r['value']) for r in rs]))} |")
         out.append("")
+    perf = [p.split("=", 1) for p in a.perf]
+    out += perf_section(perf, kernels, a.folded_dir)
+    out += ["## Plots", "", "![exec](exec.svg)", "", "![shloop](shloop.svg)", ""]
     os.makedirs(a.outdir, exist_ok=True)
     with open(os.path.join(a.outdir, "bench.md"), "w") as f:
         f.write("\n".join(out))
+    with open(os.path.join(a.outdir, "headline.md"), "w") as f:
+        f.write("\n".join(head))
     plot(runs, kernels, smps, a.outdir)
-
-
-def plot(runs, kernels, smps, outdir):
-    for name in ("exec", "shloop"):
-        data = os.path.join(outdir, f".{name}.dat")
-        with open(data, "w") as f:
-            for smp in smps:
-                row = [str(smp)]
-                for k in kernels:
-                    xs = [1e6 * float(r["child_sys_s"]) / int(r["iters"])
-                          for r in runs.get((name, k, smp), [])]
-                    row.append(f"{med(xs):.2f}" if xs else "NaN")
-                f.write(" ".join(row) + "\n")
-        lines = ", ".join(f"'{data}' using 1:{i + 2} with linespoints title '{LABEL[k]}'"
-                          for i, k in enumerate(kernels))
-        script = (f"set terminal svg size 720,440; set output '{outdir}/{name}.svg';"
-                  f"set title 'child system time per iteration: {name}';"
-                  "set xlabel 'guest vCPUs (-smp)'; set ylabel 'microseconds';"
-                  "set key top left; set grid; set logscale x 2;"
-                  f"plot {lines}")
-        subprocess.run(["gnuplot", "-e", script], check=True)
-        os.unlink(data)
 
 
 if __name__ == "__main__":
