@@ -61,6 +61,7 @@ work=$BUILD/bench
 stage=$work/stage
 bench_stage "$stage"
 rm -rf "$work/runs" "$work/perf"
+mkdir -p "$work/runs" "$work/perf"
 raw=$work/raw.txt
 : >"$raw"
 
