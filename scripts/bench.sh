@@ -43,14 +43,15 @@ kernels=(base patched lazyoff ideal)
 perf_smp=${smps[-1]}
 runs=$(( ${#smps[@]} * reps * ${#kernels[@]} ))
 
-# Expected time, from runs on a 2-core TCG host: a guest run takes about
-# 30 s to boot and idle, 40 s per 1000 iterations of the loops, and 4 s
-# per vCPU for page_fault1's 128 MiB per CPU; a perf run about a minute.
+# Expected time, from this project's runs on a 2-core TCG host: a guest
+# run takes about 5 s to boot, 15 s per 1000 iterations of the loops and
+# 1.75 s per vCPU for page_fault1 at 128 MiB per CPU; a perf run about
+# 30 s per 1000 iterations and 1 s per vCPU.
 est=0
 for smp in "${smps[@]}"; do
-	est=$((est + reps * ${#kernels[@]} * (30 + 40 * iters / 1000 + smp * 4 * pf_mib / 128)))
+	est=$((est + reps * ${#kernels[@]} * (5 + 15 * iters / 1000 + smp * 7 * pf_mib / 512)))
 done
-est=$((est + 3 * (60 + 60 * iters / 1000)))
+est=$((est + 3 * (30 + 30 * iters / 1000 + perf_smp)))
 say "bench: ${kernels[*]} x -smp ${smps[*]} x $reps rounds = $runs guest runs of $iters iterations, then 3 perf runs"
 say "bench: expect about $((est / 60 + 1)) minutes once the kernels are built (each cold kernel build: about 12 min)"
 

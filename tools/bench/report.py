@@ -271,7 +271,8 @@ def main():
     for name, desc in THROUGHPUT:
         if any(key[0] == name for key in runs):
             out += [f"## {name}: {desc}", "", "Operations per second of guest time.", ""]
-            out += table(runs, kernels, smps, name, rate, "{:.0f}".format)
+            out += table(runs, kernels, smps, name, rate,
+                         lambda v: f"{v:.0f}" if v >= 100 else f"{v:.2f}")
     out += ["## Per-CPU memory of idle single-threaded processes", "",
             "Growth of `Percpu:` in /proc/meminfo with the idle processes alive, kB.", "",
             "| -smp | procs | " + " | ".join(LABEL[k] for k in kernels) + " |",
