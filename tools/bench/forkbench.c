@@ -137,7 +137,7 @@ static int idle(long n)
 }
 
 /* One page_fault1 cycle: map, write one byte per page, unmap. */
-static long fault_region(size_t bytes)
+static void fault_region(size_t bytes)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -153,7 +153,6 @@ static long fault_region(size_t bytes)
 		p[off] = 1;
 	if (munmap(p, bytes))
 		die("munmap");
-	return bytes / page;
 }
 
 static size_t pf_bytes;
@@ -171,21 +170,22 @@ static void *pf_thread(void *arg)
 static long per_cpu_workers(const char *mode, long n, char *self)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
+	long pages = cpus * (((size_t)n << 20) / sysconf(_SC_PAGESIZE));
 	pthread_t *t = calloc(cpus, sizeof(*t));
 	pid_t *pids = calloc(cpus, sizeof(*pids));
 	char arg[32];
 
 	if (!t || !pids)
 		die("calloc");
+	pf_bytes = (size_t)n << 20;
 	if (!strcmp(mode, "pf_threads")) {
-		pf_bytes = (size_t)n << 20;
 		pthread_barrier_init(&pf_start, NULL, cpus);
 		for (i = 0; i < cpus; i++)
 			if (pthread_create(&t[i], NULL, pf_thread, (void *)i))
 				die("pthread_create");
 		for (i = 0; i < cpus; i++)
 			pthread_join(t[i], NULL);
-		return cpus * (((size_t)n << 20) / sysconf(_SC_PAGESIZE));
+		return pages;
 	}
 	snprintf(arg, sizeof(arg), "%ld", n);
 	for (i = 0; i < cpus; i++) {
@@ -194,18 +194,17 @@ static long per_cpu_workers(const char *mode, long n, char *self)
 			die("fork");
 		if (!pids[i]) {
 			pin(i);
-			if (!strcmp(mode, "execrate"))
-				execl(self, "forkbench", "reexec", arg, (char *)NULL);
-			else
-				_exit(fault_region((size_t)n << 20) > 0 ? 0 : 1);
+			if (strcmp(mode, "execrate")) {
+				fault_region(pf_bytes);
+				_exit(0);
+			}
+			execl(self, "forkbench", "reexec", arg, (char *)NULL);
 			_exit(127);
 		}
 	}
 	for (i = 0; i < cpus; i++)
 		reap(pids[i]);
-	if (!strcmp(mode, "execrate"))
-		return cpus * n;
-	return cpus * (((size_t)n << 20) / sysconf(_SC_PAGESIZE));
+	return strcmp(mode, "execrate") ? pages : cpus * n;
 }
 
 int main(int argc, char **argv)

@@ -65,6 +65,18 @@ def per_op_us(r, field):
     return 1e6 * float(r[field]) / int(r["iters"])
 
 
+def sys_us(r):
+    return per_op_us(r, "sys_s")
+
+
+def wall_us(r):
+    return per_op_us(r, "wall_s")
+
+
+def percpu_growth_kb(r):
+    return int(r["percpu_kb_after"]) - int(r["percpu_kb_before"])
+
+
 def rate(r):
     return int(r["iters"]) / float(r["wall_s"])
 
@@ -101,8 +113,6 @@ def table(runs, kernels, smps, name, fn, fmt):
 
 def headline(runs, kernels, smps, setup):
     smp = max(smps)
-    sys_us = lambda r: per_op_us(r, "sys_s")
-    wall_us = lambda r: per_op_us(r, "wall_s")
     rows = [("elapsed per fork+exec (`exec`), µs", "exec", wall_us, "{:.1f}"),
             ("system time per fork+exec (`exec`), µs", "exec", sys_us, "{:.1f}"),
             ("elapsed per bash-loop iteration (`shloop`), µs", "shloop", wall_us, "{:.1f}"),
@@ -125,7 +135,7 @@ def headline(runs, kernels, smps, setup):
     for k in kernels:
         rs = runs.get(("idle", k, smp), [])
         if rs:
-            idle[k] = int(med([int(r["percpu_kb_after"]) - int(r["percpu_kb_before"]) for r in rs]))
+            idle[k] = int(med([percpu_growth_kb(r) for r in rs]))
             procs = rs[0]["procs"]
     if idle:
         out.append(f"| `Percpu:` growth, {procs} idle processes, kB | "
@@ -205,15 +215,17 @@ def perf_section(perf_dirs, kernels, build_dir):
 
 
 def plot(runs, kernels, smps, outdir):
-    for name, field, what in (("exec", "sys_s", "system time"), ("exec", "wall_s", "elapsed time"),
-                              ("shloop", "sys_s", "system time"), ("shloop", "wall_s", "elapsed time")):
-        base = f"{name}-{'sys' if field == 'sys_s' else 'elapsed'}"
+    for name, kind, fn, what in (("exec", "sys", sys_us, "system time"),
+                                 ("exec", "elapsed", wall_us, "elapsed time"),
+                                 ("shloop", "sys", sys_us, "system time"),
+                                 ("shloop", "elapsed", wall_us, "elapsed time")):
+        base = f"{name}-{kind}"
         data = os.path.join(outdir, f".{base}.dat")
         with open(data, "w") as f:
             for smp in smps:
                 row = [str(smp)]
                 for k in kernels:
-                    xs = values(runs, name, k, smp, lambda r: per_op_us(r, field))
+                    xs = values(runs, name, k, smp, fn)
                     row.append(f"{med(xs):.2f}" if xs else "NaN")
                 f.write(" ".join(row) + "\n")
         lines = ", ".join(f"'{data}' using 1:{i + 2} with linespoints title '{LABEL[k]}'"
@@ -265,9 +277,9 @@ def main():
     for name, desc in LATENCY:
         if any(key[0] == name for key in runs):
             out += [f"## {name}: {desc}", "", "System time per iteration, µs.", ""]
-            out += table(runs, kernels, smps, name, lambda r: per_op_us(r, "sys_s"), "{:.1f}".format)
+            out += table(runs, kernels, smps, name, sys_us, "{:.1f}".format)
             out += ["Elapsed guest time per iteration, µs.", ""]
-            out += table(runs, kernels, smps, name, lambda r: per_op_us(r, "wall_s"), "{:.1f}".format)
+            out += table(runs, kernels, smps, name, wall_us, "{:.1f}".format)
     for name, desc in THROUGHPUT:
         if any(key[0] == name for key in runs):
             out += [f"## {name}: {desc}", "", "Operations per second of guest time.", ""]
@@ -286,8 +298,7 @@ def main():
                 cells.append("-")
                 continue
             procs = rs[0]["procs"]
-            cells.append(str(int(med([int(r["percpu_kb_after"]) - int(r["percpu_kb_before"])
-                                      for r in rs]))))
+            cells.append(str(int(med([percpu_growth_kb(r) for r in rs]))))
         out.append(f"| {smp} | {procs} | " + " | ".join(cells) + " |")
         if "patched" in kernels and "ideal" in kernels:
             same.append(cells[kernels.index("patched")] == cells[kernels.index("ideal")])
