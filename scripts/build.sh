@@ -31,6 +31,10 @@ esac
 src=$(tree_dir "$tree")
 if [ "$tree" = ideal ]; then "$TOP/scripts/ideal.sh"; fi
 need_tree "$src"
+# Test kernels carry the series' KUnit suites (run by kunit.py exec).
+if [ "$variant" = test ] && [ -f "$src/lib/tests/.kunitconfig" ]; then
+	frags+=("$src/lib/tests/.kunitconfig")
+fi
 out=$src/$out_name
 mkdir -p "$out"
 use_ccache

@@ -15,7 +15,8 @@ declare -A pkgs=(
 want=()
 for group in "$@"; do
 	[ -n "${pkgs[$group]:-}" ] || { echo "error: unknown package group '$group' (${!pkgs[*]})" >&2; exit 2; }
-	read -r -a list <<<"${pkgs[$group]}"
+	# -d '': the whole group, across its newlines (read stops at EOF).
+	read -r -d '' -a list <<<"${pkgs[$group]}" || true
 	want+=("${list[@]}")
 done
 
