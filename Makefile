@@ -8,15 +8,17 @@ S := scripts
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
-SMP ?= 4
+SMP ?=
 KERNEL ?= patched
 VARIANT ?= test
 
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
 endif
-ifeq ($(shell [[ "$(SMP)" =~ ^[1-9][0-9]*$$ ]] && [ $(SMP) -le 64 ] && echo ok),)
-$(error SMP=$(SMP): want a number of vCPUs from 1 to 64)
+ifneq ($(SMP),)
+ifeq ($(shell [[ "$(SMP)" =~ ^[1-9][0-9]*$$ ]] && [ $(SMP) -le 255 ] && echo ok),)
+$(error SMP=$(SMP): want a number of vCPUs from 1 to 255)
+endif
 endif
 ifeq ($(filter $(KERNEL),base patched ideal),)
 $(error KERNEL=$(KERNEL): want base, patched or ideal)
@@ -29,7 +31,7 @@ ifeq ($(wildcard $(KSRC)/Makefile),)
 $(error KSRC=$(KSRC): not a kernel source tree)
 endif
 endif
-export KSRC
+export KSRC SMP
 
 .PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 \
 	selftest proof check bench lint clean distclean
@@ -69,14 +71,14 @@ kunit: kunit-uml kunit-x86_64
 kunit-uml kunit-x86_64: tree
 	@$(S)/kunit.sh $(@:kunit-%=%)
 
-## selftest      kselftests in the guest (-smp $(SMP)), on base and patched kernels
+## selftest      kselftests in the guest (-smp SMP, default 4), on base and patched kernels
 selftest: kernels
 	@$(S)/selftest.sh base patched
 
-## proof         Percpu and rss_stat upgrades on base, patched, lazy_rss_stat=off (-smp $(SMP))
+## proof         Percpu and rss_stat upgrades on base, patched, lazy_rss_stat=off (-smp SMP)
 proof: kernels
 	@$(S)/deps.sh bench
-	@SMP=$(SMP) $(S)/proof.sh
+	@$(S)/proof.sh
 
 ## check         everything: checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed"
 check:

@@ -11,6 +11,8 @@ BASE=${BASE:-$BUILD/base}
 BASE_TAG=lazy-rss-base
 BRANCH=lazy-rss
 JOBS=${JOBS:-$(nproc)}
+# vCPUs of a guest (scripts/vm --smp, make selftest/proof SMP=, KUnit on x86_64).
+GUEST_SMP=${SMP:-4}
 
 say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
