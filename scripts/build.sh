@@ -7,7 +7,7 @@
 #   VARIANT: test (guest + debug), bench (guest only), kasan (test + KASAN
 #            and lockdep), kunit (test + $KUNITCONFIG, configured here and
 #            built by kunit.py --arch=x86_64 in .kunit-x86_64)
-#   TREE:    base, patched, ideal
+#   TREE:    base, patched, ideal, bench-NAME (patches/bench-only/kernels)
 # Prints the path of the kernel image on the last line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -29,7 +29,7 @@ kunit)	[ -f "${KUNITCONFIG:-}" ] || die "KUNITCONFIG=${KUNITCONFIG:-} is not a f
 *)	die "unknown kernel variant '$variant' (test bench kasan kunit)" ;;
 esac
 src=$(tree_dir "$tree")
-if [ "$tree" = ideal ]; then "$TOP/scripts/ideal.sh"; fi
+case $tree in ideal|bench-*) "$TOP/scripts/bench-tree.sh" "$tree" ;; esac
 need_tree "$src"
 # Test kernels carry the series' KUnit suites (run by kunit.py exec).
 if [ "$variant" = test ] && [ -f "$src/lib/tests/.kunitconfig" ]; then

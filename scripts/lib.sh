@@ -35,13 +35,16 @@ need_tree() {
 		die "$1 is not a kernel git tree: run 'make tree' first"
 }
 
-# Source tree of a kernel name: base, patched or ideal.
+# Source tree of a kernel name: base, patched (the series being worked on),
+# or bench-NAME, a bench kernel of patches/bench-only/kernels (made by
+# scripts/bench-tree.sh; ideal is bench-ideal).
 tree_dir() {
 	case $1 in
-	base)		echo "$BASE" ;;
+	base|bench-base) echo "$BASE" ;;
 	patched)	echo "$LINUX" ;;
-	ideal)		echo "$BUILD/ideal" ;;
-	*)		die "unknown kernel tree '$1' (base patched ideal)" ;;
+	ideal)		echo "$BUILD/bench-ideal" ;;
+	bench-*)	echo "$BUILD/$1" ;;
+	*)		die "unknown kernel tree '$1' (base patched ideal bench-NAME)" ;;
 	esac
 }
 
