@@ -24,7 +24,7 @@ patches=()
 for p in "${words[@]:1}"; do
 	if [ "$p" = series ]; then
 		[ -f "$series/series" ] || die "no series file in $series"
-		while read -r f; do patches+=("$series/$f"); done < <(grep -v '^#' "$series/series")
+		while read -r f; do patches+=("$series/$f"); done < <(grep -v -e '^#' -e '^$' "$series/series")
 	else
 		patches+=("$TOP/patches/bench-only/$p")
 	fi
