@@ -6,6 +6,7 @@
 # usage: scripts/apply.sh KDIR
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+need_deps build
 
 kdir=${1:?usage: apply.sh KDIR}
 git -C "$kdir" rev-parse --git-dir >/dev/null 2>&1 || die "KDIR=$kdir is not a git tree"
@@ -24,9 +25,7 @@ n=0
 for p in "${list[@]}"; do
 	n=$((n + 1))
 	[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
-	if ! out=$(git -C "$kdir" -c user.name="${GIT_AUTHOR_NAME:-lazy-rss}" \
-			-c user.email="${GIT_AUTHOR_EMAIL:-lazy-rss@localhost}" \
-			am --quiet "$TOP/patches/$p" 2>&1); then
+	if ! out=$(git_id "$kdir" am --quiet "$TOP/patches/$p" 2>&1); then
 		git -C "$kdir" am --abort >/dev/null 2>&1 || true
 		git -C "$kdir" reset -q --hard "$start"
 		files=$(printf '%s\n' "$out" | sed -n 's/^error: \(patch failed: \)\{0,1\}\([^:]*\):.*/\2/p' | sort -u | tr '\n' ' ')

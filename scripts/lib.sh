@@ -14,6 +14,25 @@ JOBS=${JOBS:-$(nproc)}
 # vCPUs of a guest (scripts/vm --smp, make selftest/proof SMP=, KUnit on x86_64).
 GUEST_SMP=${SMP:-4}
 
+# Logs of every step: build/logs/ (make check names each one it writes).
+LOGS=$BUILD/logs
+mkdir -p "$LOGS"
+# The one git identity of the commits the tree scripts make (the base
+# commit, git am in our worktrees): the author of patches/.
+GIT_NAME="lazy-rss developers" GIT_EMAIL=lazy-rss@example.org
+git_id() {	# git_id TREE ARGS...: git in TREE, with our identity if it has none
+	local t=$1; shift
+	if git -C "$t" config user.email >/dev/null; then
+		git -C "$t" "$@"
+	else
+		git -C "$t" -c user.name="$GIT_NAME" -c user.email="$GIT_EMAIL" "$@"
+	fi
+}
+
+# Install the Debian package groups of scripts/deps.sh that a script needs
+# (quick when they are there). make check's deps test reads these calls.
+need_deps() { "$TOP/scripts/deps.sh" "$@"; }
+
 say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -48,6 +67,55 @@ tree_dir() {
 	esac
 }
 
+# The KUnit suites: every .kunitconfig that the series adds to tree $1
+# (lib/tests/.kunitconfig, ...), or $KUNITCONFIG when set. One per line.
+kunitconfigs() {
+	if [ -n "${KUNITCONFIG:-}" ]; then
+		[ -f "$KUNITCONFIG" ] || die "KUNITCONFIG=$KUNITCONFIG is not a file"
+		echo "$KUNITCONFIG"
+		return
+	fi
+	local list f
+	list=$(git -C "$1" diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- '*.kunitconfig' '.kunitconfig') ||
+		die "$1: cannot list the series' files (git diff $BASE_TAG HEAD)"
+	[ -n "$list" ] || die "$1: the series adds no .kunitconfig (KUnit suites)"
+	for f in $list; do echo "$1/$f"; done
+}
+
+# The pass/fail tally of a script. tally pass|fail|skip [WHAT]: count one
+# check (a failure or a skip is named); tally_add LINE: add the counts of a
+# sub-step's "N passed, N failed[, N skipped]" line (a line without them
+# counts as one failure); tally_sub COMMAND...: run a sub-step that ends
+# with such a line, show its output indented and add its counts;
+# tally_end [LABEL]: print the closing line
+# "[LABEL: ]N passed, N failed, N skipped" and return non-zero on a failure.
+passed=0 failed=0 skipped=0
+tally() {
+	case $1 in
+	pass)	passed=$((passed + 1)) ;;
+	fail)	failed=$((failed + 1)); echo "  FAIL: ${2:-}" ;;
+	skip)	skipped=$((skipped + 1)); echo "  SKIP: ${2:-}" ;;
+	*)	die "tally $1" ;;
+	esac
+}
+tally_add() {
+	local p f s
+	read -r p f s < <(printf '%s\n' "$1" | sed -n 's/.*\b\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed\(, \([0-9][0-9]*\) skipped\)\{0,1\}.*/\1 \2 \4/p')
+	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-1})) skipped=$((skipped + ${s:-0}))
+}
+tally_sub() {	# run a sub-step, show its output indented, add its last line
+	local out line
+	out=$("$@" 2>&1)
+	printf '%s\n' "$out" | sed -e '$d' -e 's/^/  /'
+	line=$(printf '%s\n' "$out" | tail -1)
+	echo "  $line"
+	tally_add "$line"
+}
+tally_end() {
+	echo "${1:+$1: }$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+}
+
 # Every CONFIG_X=v of fragment $1 must hold in .config $2 ("=n" means unset).
 # When fragments set a symbol twice, the last one wins, as in kconfig.
 check_config() {
@@ -77,15 +145,35 @@ log_has_bad() {
 	return 0
 }
 
-# The files the series adds, at their in-tree paths, mirrored in this repo.
+# The files the series adds, at their in-tree paths, mirrored in this repo,
+# with a generated README.md in each mirror root (lib, include, mm, kernel,
+# tools/testing/selftests, Documentation/SUBDIR).
 MIRROR_DIRS=(lib include mm kernel tools/testing/selftests Documentation)
 # Project notes live in Documentation/lazy-rss and are not part of the mirror.
 mirror_added() {	# files added between base tag and commit $2 of repo $1
 	git -C "$1" diff --name-only --diff-filter=A "$BASE_TAG" "$2" -- "${MIRROR_DIRS[@]}"
 }
+mirror_root() {	# the mirror root of each path on stdin
+	sed -E 's,^(Documentation/[^/]+|tools/testing/selftests|[^/]+)/.*,\1,'
+}
+mirror_roots() {	# the mirror roots that exist in this repo
+	git -C "$TOP" ls-files -co --exclude-standard -- "${MIRROR_DIRS[@]}" | mirror_root | sort -u |
+		grep -v '^Documentation/lazy-rss$' || true
+}
 mirror_tracked() {	# mirror files this repo holds now
 	git -C "$TOP" ls-files -co --exclude-standard -- "${MIRROR_DIRS[@]}" |
-		grep -v '^Documentation/lazy-rss/' || true
+		grep -v -e '^Documentation/lazy-rss/' -e '^Documentation/[^/]*/README\.md$' \
+			-e '^tools/testing/selftests/README\.md$' -e '^[^/]*/README\.md$' || true
+}
+# The patches of patches/series as a Markdown list of their subjects.
+series_list() {
+	local p n=0
+	while read -r p; do
+		n=$((n + 1))
+		printf '%d. %s\n' "$n" "$(awk '/^Subject: / { s = $0; c = 1; next }
+			c && /^[ \t]/ { s = s $0; next } c { exit } END { print s }' "$TOP/patches/$p" |
+			sed -E 's/^Subject: (\[[^]]*\] )?//')"
+	done < <(grep -v -e '^#' -e '^$' "$TOP/patches/series")
 }
 
 # Kernel name of make proof and make bench -> scripts/vm --kernel and

@@ -7,6 +7,7 @@
 # The base is Debian's linux-source-6.12, or KSRC=/path/to/linux-6.12.y.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+need_deps build
 
 make_base_repo() {
 	local tmp=$BUILD/.tree-tmp
@@ -24,8 +25,7 @@ make_base_repo() {
 		fi
 	else
 		local tarball=/usr/src/linux-source-6.12.tar.xz
-		[ -f "$tarball" ] || "$TOP/scripts/deps.sh" build
-		[ -f "$tarball" ] || die "$tarball missing after installing linux-source-6.12"
+		[ -f "$tarball" ] || die "$tarball missing, although linux-source-6.12 is installed"
 		say "unpacking $tarball"
 		tar -xf "$tarball" -C "$tmp" --strip-components=1
 	fi
@@ -37,8 +37,8 @@ make_base_repo() {
 	esac
 	say "creating git repository for Linux $v"
 	git -C "$tmp" init -q -b master
-	git -C "$tmp" config user.name "lazy-rss developers"
-	git -C "$tmp" config user.email "lazy-rss@example.org"
+	git -C "$tmp" config user.name "$GIT_NAME"
+	git -C "$tmp" config user.email "$GIT_EMAIL"
 	git -C "$tmp" config gc.auto 0
 	# Debian's linux-source .gitignore ignores every top-level entry
 	# ("/*"), which would hide new files such as lib/*.c from git.
