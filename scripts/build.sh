@@ -11,6 +11,7 @@
 # Prints the path of the kernel image on the last line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+need_deps build
 
 config_only=0
 [ "${1:-}" = --config-only ] && { config_only=1; shift; }
@@ -23,17 +24,16 @@ case $variant in
 test)	frags+=("$TOP/configs/debug.config") ;;
 bench)	;;
 kasan)	frags+=("$TOP/configs/debug.config" "$TOP/configs/kasan.config") ;;
-kunit)	[ -f "${KUNITCONFIG:-}" ] || die "KUNITCONFIG=${KUNITCONFIG:-} is not a file"
-	frags+=("$TOP/configs/debug.config" "$TOP/configs/kunit.config" "$KUNITCONFIG")
-	out_name=.kunit-x86_64 ;;
-*)	die "unknown kernel variant '$variant' (test bench kasan kunit)" ;;
+kcsan)	frags+=("$TOP/configs/debug.config" "$TOP/configs/kcsan.config") ;;
+*)	die "unknown kernel variant '$variant' (test bench kasan kcsan)" ;;
 esac
 src=$(tree_dir "$tree")
 case $tree in ideal|bench-*) "$TOP/scripts/bench-tree.sh" "$tree" ;; esac
 need_tree "$src"
-# Test kernels carry the series' KUnit suites (run by kunit.py exec).
-if [ "$variant" = test ] && [ -f "$src/lib/tests/.kunitconfig" ]; then
-	frags+=("$src/lib/tests/.kunitconfig")
+# The patched test kernels carry the series' KUnit suites (kunit.py exec).
+if [ "$tree" = patched ] && [ "$variant" != bench ]; then
+	mapfile -t -O ${#frags[@]} frags < <(kunitconfigs "$src")
+	[ ${#frags[@]} -gt 2 ] || exit 1
 fi
 out=$src/$out_name
 mkdir -p "$out"
@@ -42,7 +42,7 @@ use_ccache
 # Regenerate .config only when the fragments changed.
 cat "${frags[@]}" >"$out/fragment.new"
 if ! cmp -s "$out/fragment.new" "$out/fragment" || [ ! -f "$out/.config" ]; then
-	say "configuring $tree/$variant"
+	say "configuring $tree/$variant (${out#"$TOP"/})"
 	make -s -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" \
 		KCONFIG_ALLCONFIG="$out/fragment.new" allnoconfig >"$out/config.log" 2>&1 ||
 		{ cat "$out/config.log" >&2; die "configuring $tree/$variant failed"; }
@@ -53,7 +53,7 @@ fi
 rm -f "$out/fragment.new"
 [ "$config_only" = 0 ] || exit 0
 
-say "building $tree/$variant kernel (-j$JOBS, log: ${out#"$TOP"/}/build.log)"
+say "building the $tree/$variant kernel (cold: ~7 min on 2 cores; log: ${out#"$TOP"/}/build.log)"
 if ! make -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" -j"$JOBS" bzImage \
 		>"$out/build.log" 2>&1; then
 	grep -E -m 20 'error|Error' "$out/build.log" >&2 || tail -20 "$out/build.log" >&2
