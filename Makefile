@@ -11,6 +11,7 @@ QUICK ?= 0
 SMP ?=
 KERNEL ?= patched
 VARIANT ?= test
+MUTANTS ?=
 
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
@@ -23,8 +24,13 @@ endif
 ifeq ($(filter $(KERNEL),base patched ideal),)
 $(error KERNEL=$(KERNEL): want base, patched or ideal)
 endif
-ifeq ($(filter $(VARIANT),test bench kasan),)
-$(error VARIANT=$(VARIANT): want test, bench or kasan)
+ifeq ($(filter $(VARIANT),test bench kasan kcsan),)
+$(error VARIANT=$(VARIANT): want test, bench, kasan or kcsan)
+endif
+ifneq ($(MUTANTS),)
+ifeq ($(wildcard mutants/*$(MUTANTS)*.patch),)
+$(error MUTANTS=$(MUTANTS): no mutants/*$(MUTANTS)*.patch)
+endif
 endif
 ifneq ($(KSRC),)
 ifeq ($(wildcard $(KSRC)/Makefile),)
@@ -33,8 +39,8 @@ endif
 endif
 export KSRC SMP
 
-.PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 \
-	selftest proof check bench lint clean distclean
+.PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
+	selftest proof check check-kcsan mutate bench lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -53,11 +59,11 @@ apply:
 	@test -n "$(KDIR)" || { echo "error: make apply needs KDIR=/path/to/linux-6.12.y" >&2; exit 2; }
 	@$(S)/apply.sh "$(KDIR)"
 
-## export        patches/, series and the mirror of added files from build/linux
+## export        patches/, series, the mirror of added files and the README patch list from build/linux
 export:
 	@$(S)/export.sh
 
-## kernel        build one guest kernel: make kernel KERNEL=base|patched|ideal VARIANT=test|bench|kasan
+## kernel        build one guest kernel: make kernel KERNEL=base|patched|ideal VARIANT=test|bench|kasan|kcsan
 kernel: tree
 	@$(S)/build.sh $(VARIANT) $(KERNEL) >/dev/null
 
@@ -66,9 +72,9 @@ kernels: tree
 	@$(S)/build.sh test base >/dev/null
 	@$(S)/build.sh test patched >/dev/null
 
-## kunit         KUnit suite on UML and on x86_64 under QEMU -smp 4
-kunit: kunit-uml kunit-x86_64
-kunit-uml kunit-x86_64: tree
+## kunit         the series' KUnit suites on UML, x86_64 (the test kernel) and i386, QEMU -smp SMP
+kunit: kunit-uml kunit-x86_64 kunit-i386
+kunit-uml kunit-x86_64 kunit-i386: tree
 	@$(S)/kunit.sh $(@:kunit-%=%)
 
 ## selftest      kselftests in the guest (-smp SMP, default 4), on base and patched kernels
@@ -80,10 +86,20 @@ proof: kernels
 	@$(S)/deps.sh bench
 	@$(S)/proof.sh
 
-## check         everything: checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed"
+## check         everything: deps, lint, checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed, N skipped"
 check:
 	@$(S)/deps.sh build vm check
 	@$(S)/check.sh
+
+## check-kcsan   KUnit suites and the series' selftests on the patched KCSAN kernel (slow; not in check)
+check-kcsan:
+	@$(S)/deps.sh build vm check
+	@$(S)/kcsan.sh
+
+## mutate        mutation score: each mutants/*.patch must fail a test [MUTANTS=pattern]
+mutate:
+	@$(S)/deps.sh build vm check
+	@$(S)/mutate.sh $(MUTANTS)
 
 ## bench         fork/exec benchmarks, base vs patched vs ideal, into results/ [QUICK=1]
 bench:
@@ -92,12 +108,13 @@ bench:
 
 ## lint          shellcheck the scripts
 lint:
+	@$(S)/deps.sh check
 	@shellcheck $(S)/*.sh $(S)/vm .ci/run tools/bench/*.sh
 
 ## clean         remove kernel build outputs and guest runs (keeps the trees)
 clean:
 	rm -rf build/vm build/logs build/linux/.out-* build/base/.out-* build/ideal/.out-* \
-		build/linux/.kunit build/linux/.kunit-x86_64
+		build/linux/.kunit build/linux/.kunit-i386 build/mutate/.out-* build/mutate/.kunit*
 
 ## distclean     remove build/ entirely
 distclean:
