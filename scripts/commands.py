@@ -8,7 +8,8 @@ Prints "SCRIPT GROUPS COMMAND" lines: GROUPS are the scripts/deps.sh groups
 the script installs (need_deps GROUP...) or names ("scripts/deps.sh GROUP"),
 comma-separated, or "-" when it names none. COMMAND is every word in command
 position (or a host file it uses by its path, /usr/bin/X): at the start of a simple command, after a pipe or a list operator,
-inside $(...) and <(...), after the wrappers nice, timeout, sudo, env, exec,
+inside $(...) and <(...), the first word of an array run as "${name[@]}",
+after the wrappers nice, timeout, sudo, env, exec,
 xargs and command -v. Heredoc bodies (text for other programs or guests),
 comments, quoted arguments, function names and variables are left out; the
 caller drops builtins and keywords.
@@ -81,6 +82,7 @@ def unquote_single(line):
 def substitutions(line, found):
     """Replace $(...), <(...), `...` by a word; their text goes to found."""
     line = unquote_single(line)
+    line = re.sub(r'\$\{(\w+)\[@\]\}', r'$ARR_\1', line)	# "${cmd[@]}"
     while re.search(r'\$\{[^{}]*\}', line):	# ${...}, innermost first
         line = re.sub(r'\$\{[^{}]*\}', '$V', line)
     while '$((' in line:		# arithmetic, with its nested parentheses
@@ -101,6 +103,9 @@ def substitutions(line, found):
 
 
 def commands(line, state):
+    # An array whose first word is run later as "${name[@]}".
+    for name, first in re.findall(r'\b(\w+)=\(\s*([\w.+-]+)', line):
+        state.setdefault('arrays', {}).setdefault(name, first)
     line = re.sub(r'\b\w+\+?=\([^()]*\)', ' ', line)	# array assignment
     lex = shlex.shlex(line, posix=True, punctuation_chars=';&|(){}<>')
     lex.commenters = '#'
@@ -166,6 +171,10 @@ def commands(line, state):
         if t in WRAPPERS:
             wrapper, at_cmd = t, True
             continue
+        m = re.fullmatch(r'"?\$ARR_(\w+)"?', t)
+        if m:
+            state.setdefault('run', set()).add(m.group(1))
+            continue
         if t.isdigit() or '$' in t or '/' in t or not re.fullmatch(r'[\w.+\[-]+', t):
             continue
         out.append(t)
@@ -196,6 +205,11 @@ def main():
                 if c not in funcs and c not in seen:
                     seen.add(c)
                     print(path, ','.join(groups) or '-', c)
+        for name in sorted(state.get('run', ())):
+            c = state.get('arrays', {}).get(name)
+            if c and c not in funcs and c not in seen:
+                seen.add(c)
+                print(path, ','.join(groups) or '-', c)
 
 
 main()
