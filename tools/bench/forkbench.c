@@ -10,8 +10,10 @@
  *   forkbench sh N              fork + /bin/sh -c true + wait, N times
  *   forkbench thread N          fork a child that starts and joins one
  *                               thread, N times (the upgrade cost)
- *   forkbench threads N         one long-lived process starts and joins
- *                               N threads, one after the other
+ *   forkbench threxit N         fork a child with one thread pinned to each
+ *                               online CPU, each faulting a few pages, then
+ *                               the child exits; N times (teardown of an
+ *                               mm whose counters have deltas on every CPU)
  *   forkbench execrate N        one worker per online CPU, pinned, each
  *                               re-execs this program N times
  *   forkbench pf_procs MIB      one process per online CPU, pinned: mmap
@@ -21,7 +23,8 @@
  *
  * Prints one line: "name=<mode> iters=N wall_s=.. sys_s=.. user_s=..",
  * where iters counts the operations (processes, execs, page faults) and
- * the CPU times are those of this process and its reaped children.
+ * the CPU times are those of this process and its reaped children;
+ * threxit adds exit_s, the time from the child's exit to its reaping.
  * For idle: "name=idle procs=N percpu_kb_before=.. percpu_kb_after=..".
  */
 #define _GNU_SOURCE
@@ -166,6 +169,51 @@ static void *pf_thread(void *arg)
 	return NULL;
 }
 
+/* threxit: each thread faults its own THREXIT_PAGES pages of tx_mem. */
+#define THREXIT_PAGES 16
+static char *tx_mem;
+static pthread_barrier_t tx_ready;
+
+static void tx_fault(long cpu)
+{
+	long page = sysconf(_SC_PAGESIZE), i;
+
+	for (i = 0; i < THREXIT_PAGES; i++)
+		tx_mem[(cpu * THREXIT_PAGES + i) * page] = 1;
+}
+
+static void *tx_thread(void *arg)
+{
+	pin((long)arg);
+	tx_fault((long)arg);
+	pthread_barrier_wait(&tx_ready);
+	pause();	/* until the exit_group() of the main thread */
+	return NULL;
+}
+
+/* The child of threxit: threads on all CPUs, then exit, saying so on fd. */
+static void threaded_exit(int fd)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
+	size_t bytes = cpus * THREXIT_PAGES * sysconf(_SC_PAGESIZE);
+	pthread_t t;
+
+	tx_mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tx_mem == MAP_FAILED || madvise(tx_mem, bytes, MADV_NOHUGEPAGE))
+		die("mmap");
+	pthread_barrier_init(&tx_ready, NULL, cpus);
+	for (i = 1; i < cpus; i++)
+		if (pthread_create(&t, NULL, tx_thread, (void *)i))
+			die("pthread_create");
+	pin(0);
+	tx_fault(0);
+	pthread_barrier_wait(&tx_ready);
+	if (write(fd, "x", 1) != 1)
+		die("write");
+	_exit(0);
+}
+
 /* Workers pinned one per online CPU; returns the operations done. */
 static long per_cpu_workers(const char *mode, long n, char *self)
 {
@@ -212,13 +260,14 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[1] : "";
 	long n = argc > 2 ? atol(argv[2]) : 0, i, ops = n;
 	char *path = argc > 3 ? argv[3] : "/bin/true";
-	char self[4096];
+	char self[4096], extra[64] = "";
 	struct rusage ru, rc;
+	double t0, exit_s = 0;
+	int exited[2];
 	ssize_t len;
-	double t0;
 
 	if (n <= 0 && strcmp(mode, "reexec")) {
-		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threads|execrate|pf_procs|pf_threads|idle N [PATH]\n");
+		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threxit|execrate|pf_procs|pf_threads|idle N [PATH]\n");
 		return 2;
 	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -237,18 +286,18 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "idle"))
 		return idle(n);
 
+	if (pipe(exited))
+		die("pipe");
 	t0 = now();
 	if (!strcmp(mode, "execrate") || !strncmp(mode, "pf_", 3)) {
 		ops = per_cpu_workers(mode, n, self);
 		goto done;
 	}
 	for (i = 0; i < n; i++) {
+		double t_exit;
 		pid_t pid;
+		char c;
 
-		if (!strcmp(mode, "threads")) {
-			one_thread();
-			continue;
-		}
 		pid = fork();
 		if (pid < 0)
 			die("fork");
@@ -263,18 +312,30 @@ int main(int argc, char **argv)
 				one_thread();
 				_exit(0);
 			}
+			if (!strcmp(mode, "threxit"))
+				threaded_exit(exited[1]);
 			_exit(127);
 		}
+		if (strcmp(mode, "threxit")) {
+			reap(pid);
+			continue;
+		}
+		if (read(exited[0], &c, 1) != 1)
+			die("read");
+		t_exit = now();
 		reap(pid);
+		exit_s += now() - t_exit;
 	}
+	if (!strcmp(mode, "threxit"))
+		snprintf(extra, sizeof(extra), " exit_s=%.6f", exit_s);
 done:
 	getrusage(RUSAGE_SELF, &ru);
 	getrusage(RUSAGE_CHILDREN, &rc);
-	printf("name=%s iters=%ld wall_s=%.6f sys_s=%.6f user_s=%.6f\n",
+	printf("name=%s iters=%ld wall_s=%.6f sys_s=%.6f user_s=%.6f%s\n",
 	       mode, ops, now() - t0,
 	       ru.ru_stime.tv_sec + rc.ru_stime.tv_sec +
 	       (ru.ru_stime.tv_usec + rc.ru_stime.tv_usec) / 1e6,
 	       ru.ru_utime.tv_sec + rc.ru_utime.tv_sec +
-	       (ru.ru_utime.tv_usec + rc.ru_utime.tv_usec) / 1e6);
+	       (ru.ru_utime.tv_usec + rc.ru_utime.tv_usec) / 1e6, extra);
 	return 0;
 }
