@@ -40,7 +40,7 @@ endif
 export KSRC SMP
 
 .PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
-	selftest proof check check-kcsan mutate bench lint clean distclean
+	selftest check check-kcsan mutate bench lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -81,11 +81,6 @@ kunit-uml kunit-x86_64 kunit-i386: tree
 selftest: kernels
 	@$(S)/selftest.sh base patched
 
-## proof         Percpu and rss_stat upgrades on base, patched, lazy_rss_stat=off (-smp SMP)
-proof: kernels
-	@$(S)/deps.sh bench
-	@$(S)/proof.sh
-
 ## check         everything: deps, lint, checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed, N skipped"
 check:
 	@$(S)/deps.sh build vm check
@@ -101,7 +96,7 @@ mutate:
 	@$(S)/deps.sh build vm check
 	@$(S)/mutate.sh $(MUTANTS)
 
-## bench         fork/exec benchmarks, base vs patched vs ideal, into results/ [QUICK=1]
+## bench         fork/exec/exit benchmarks of the bench kernels, into results/ and README [QUICK=1]
 bench:
 	@$(S)/deps.sh build vm bench
 	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick)

@@ -11,7 +11,7 @@ BASE=${BASE:-$BUILD/base}
 BASE_TAG=lazy-rss-base
 BRANCH=lazy-rss
 JOBS=${JOBS:-$(nproc)}
-# vCPUs of a guest (scripts/vm --smp, make selftest/proof SMP=, KUnit on x86_64).
+# vCPUs of a guest (scripts/vm --smp, make selftest SMP=, KUnit on x86_64).
 GUEST_SMP=${SMP:-4}
 
 # Logs of every step: build/logs/ (make check names each one it writes).
@@ -174,22 +174,4 @@ series_list() {
 			c && /^[ \t]/ { s = s $0; next } c { exit } END { print s }' "$TOP/patches/$p" |
 			sed -E 's/^Subject: (\[[^]]*\] )?//')"
 	done < <(grep -v -e '^#' -e '^$' "$TOP/patches/series")
-}
-
-# Kernel name of make proof and make bench -> scripts/vm --kernel and
-# extra command line: "lazyoff" is the patched kernel booted with
-# lazy_rss_stat=off. usage: kernel_boot NAME [IMAGE-PREFIX]
-kernel_boot() {
-	boot_image=${2:-}${1/lazyoff/patched} boot_append=''
-	if [ "$1" = lazyoff ]; then boot_append=lazy_rss_stat=off; fi
-}
-
-# Static benchmark programs and guest scripts, staged for scripts/vm --dir.
-bench_stage() {
-	local stage=$1
-	rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/usr/local/bin"
-	gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
-	gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
-	cp "$TOP/tools/bench/guest.sh" "$stage/usr/local/bin/bench-guest"
-	cp "$TOP/tools/bench/proof.sh" "$stage/usr/local/bin/proof-guest"
 }
