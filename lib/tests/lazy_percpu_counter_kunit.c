@@ -2,422 +2,295 @@
 /*
  * KUnit tests for lazy percpu counters (include/linux/lazy_percpu_counter.h).
  *
- * The test thread plays the owner; kthreads play the remote updaters.
+ * The test thread plays the owner; kthreads play everyone else.
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/cpu.h>
-#include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/lazy_percpu_counter.h>
-#include <linux/module.h>
 #include <linux/poison.h>
 #include <linux/random.h>
-#include <linux/sched.h>
 #include <linux/sched/task.h>
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+#define NR 3	/* counters per set: sets are upgraded as a whole */
 
-#define NR 3	/* counters per array: the upgrade handles arrays */
+struct lazy_set {
+	struct lazy_percpu_counters lc;
+};
 
-static void expect_lazy(struct kunit *test, struct lazy_percpu_counter *c)
+static void expect_lazy(struct kunit *test, struct lazy_set *s)
 {
-	KUNIT_EXPECT_FALSE(test, lazy_percpu_counter_is_percpu(c));
-#ifdef CONFIG_SMP
-	/* No per-CPU memory, and never on the hotplug list. */
-	KUNIT_EXPECT_TRUE(test, !c->pcpu.counters);
-#ifdef CONFIG_HOTPLUG_CPU
-	KUNIT_EXPECT_NULL(test, c->pcpu.list.next);
-#endif
+	KUNIT_EXPECT_FALSE(test, lazy_percpu_counters_is_percpu(&s->lc));
+	/* No percpu_counters, so none on the hotplug list. */
+	KUNIT_EXPECT_NULL(test, s->lc.pcpu);
+}
+
+/* Is @pcpu linked into the hotplug list (not unlinked, not poisoned)? */
+static bool on_hotplug_list(struct percpu_counter *pcpu)
+{
+#if defined(CONFIG_SMP) && defined(CONFIG_HOTPLUG_CPU)
+	/* Racy against other counters' list_add(): a glance is all we need. */
+	struct list_head *next = data_race(READ_ONCE(pcpu->list.next));
+
+	return next && next != &pcpu->list && next != LIST_POISON1;
+#else
+	return true;
 #endif
 }
 
-static void expect_percpu(struct kunit *test, struct lazy_percpu_counter *c)
+static void expect_percpu(struct kunit *test, struct lazy_set *s)
 {
-	KUNIT_EXPECT_TRUE(test, lazy_percpu_counter_is_percpu(c));
+	int i;
+
+	KUNIT_EXPECT_TRUE(test, lazy_percpu_counters_is_percpu(&s->lc));
+	KUNIT_ASSERT_NOT_NULL(test, s->lc.pcpu);
+	for (i = 0; i < NR; i++) {
 #ifdef CONFIG_SMP
-	KUNIT_EXPECT_TRUE(test, !!c->pcpu.counters);
-#ifdef CONFIG_HOTPLUG_CPU
-	/* Linked into the hotplug list, consistently. */
-	KUNIT_EXPECT_PTR_EQ(test, c->pcpu.list.next->prev, &c->pcpu.list);
-	KUNIT_EXPECT_PTR_EQ(test, c->pcpu.list.prev->next, &c->pcpu.list);
+		KUNIT_EXPECT_TRUE(test, !!s->lc.pcpu[i].counters);
 #endif
-#endif
+		KUNIT_EXPECT_TRUE(test, on_hotplug_list(&s->lc.pcpu[i]));
+	}
 }
 
-static void destroy_counters(void *c)
+static void destroy_set(void *s)
 {
-	lazy_percpu_counter_destroy_many(c, NR);
+	lazy_percpu_counters_destroy(&((struct lazy_set *)s)->lc, NR);
 }
 
 /*
- * Counters off the stack, as debugobjects wants for percpu_counters, and
- * destroyed when the case ends, however it ends: an upgraded counter left
- * on the hotplug list would corrupt it.
+ * An all-zero set is lazy. Allocated, as debugobjects wants for
+ * percpu_counters, and destroyed when the case ends however it ends: an
+ * upgraded set left on the hotplug list would corrupt it.
  */
-static struct lazy_percpu_counter *new_counters(struct kunit *test, s64 amount)
+static struct lazy_set *new_set(struct kunit *test)
 {
-	struct lazy_percpu_counter *c;
+	struct lazy_set *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 
-	c = kunit_kcalloc(test, NR, sizeof(*c), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, c);
-	lazy_percpu_counter_init_many(c, amount, NR);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_counters, c), 0);
-	return c;
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_set, s), 0);
+	return s;
 }
 
-/* Largest error of percpu_counter_read() on an upgraded counter. */
-static s64 read_error_bound(void)
+static long batch(void)
 {
 #ifdef CONFIG_SMP
-	return (s64)percpu_counter_batch * num_online_cpus();
+	return percpu_counter_batch;
 #else
-	return 0;
+	return 32;
 #endif
 }
 
-/* 1. A fresh counter is lazy, reads 0 and owns no per-CPU memory. */
-static void lazy_init_test(struct kunit *test)
+static s64 read_error_bound(void)
 {
-	static struct lazy_percpu_counter zeroed[NR];	/* like init_mm */
-	struct lazy_percpu_counter *c = new_counters(test, 0);
+	return IS_ENABLED(CONFIG_SMP) ? (s64)batch() * num_online_cpus() : 0;
+}
+
+/* All counters of a set, read one by one and in one pass, are @expect. */
+static void expect_sums(struct kunit *test, struct lazy_set *s, const s64 *expect)
+{
+	s64 sums[NR];
 	int i;
 
+	lazy_percpu_counters_sum(&s->lc, NR, sums);
 	for (i = 0; i < NR; i++) {
-		expect_lazy(test, &c[i]);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_read(&c[i]), 0);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[i]), 0);
-		/* An all-zero counter is a valid lazy counter. */
-		expect_lazy(test, &zeroed[i]);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&zeroed[i]), 0);
+		KUNIT_EXPECT_EQ_MSG(test, lazy_percpu_counter_sum(&s->lc, i), expect[i],
+				    "counter %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, sums[i], expect[i], "counter %d, one pass", i);
+		KUNIT_EXPECT_LE_MSG(test, abs(lazy_percpu_counter_read(&s->lc, i) - expect[i]),
+				    lazy_percpu_counters_is_percpu(&s->lc) ? read_error_bound() : 0,
+				    "counter %d, read", i);
 	}
-	lazy_percpu_counter_init_many(c, -7, NR);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[NR - 1]), -7);
-
-	/* The zeroed array works like any other, through its whole life. */
-	lazy_percpu_counter_add_local(&zeroed[0], 5);
-	lazy_percpu_counter_add_remote(&zeroed[1], -5);
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(zeroed, NR, GFP_KERNEL), 0);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&zeroed[0]), 5);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&zeroed[1]), -5);
-	lazy_percpu_counter_destroy_many(zeroed, NR);
-	memset(zeroed, 0, sizeof(zeroed));
 }
 
-/* 2. Owner and remote adds of both signs are exact; values are s64. */
-static void lazy_add_test(struct kunit *test)
+/* An all-zero set, static like init_mm's or allocated, is lazy and 0. */
+static void lazy_zero_is_valid_test(struct kunit *test)
 {
-	struct lazy_percpu_counter *c = new_counters(test, 0);
-	const s64 big = 3LL << 33;	/* beyond 2^31, also on 32-bit */
+	static struct lazy_set zeroed;
+	struct lazy_set *s = new_set(test);
+	const s64 zero[NR] = {}, five[NR] = { 5, 0, -5 };
 
-	lazy_percpu_counter_add_local(&c[0], 5);
-	lazy_percpu_counter_add_remote(&c[0], -3);
-	lazy_percpu_counter_add_local(&c[0], -10);
-	lazy_percpu_counter_add_remote(&c[0], 100);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_read(&c[0]), 92);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[0]), 92);
+	expect_lazy(test, &zeroed);
+	expect_sums(test, &zeroed, zero);
+	lazy_percpu_counter_add_owner(&zeroed.lc, 0, 5);
+	lazy_percpu_counter_add_shared(&zeroed.lc, NR - 1, -5);
+	KUNIT_ASSERT_EQ(test, lazy_percpu_counters_upgrade(&zeroed.lc, NR, GFP_KERNEL), 0);
+	expect_sums(test, &zeroed, five);
+	lazy_percpu_counters_destroy(&zeroed.lc, NR);
+	lazy_percpu_counters_init(&zeroed.lc);
+	expect_lazy(test, &zeroed);
 
-	lazy_percpu_counter_add_local(&c[1], big);
-	lazy_percpu_counter_add_remote(&c[1], big);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[1]), 2 * big);
-	lazy_percpu_counter_add_remote(&c[1], -3 * big);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[1]), -big);
-	lazy_percpu_counter_add_local(&c[1], big + 1);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[1]), 1);
-
-	/* Adds to one counter leave its neighbours alone. */
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[2]), 0);
-	expect_lazy(test, &c[0]);
-	lazy_percpu_counter_destroy_many(c, NR);
+	expect_lazy(test, s);
+	expect_sums(test, s, zero);
 }
 
-static void check_read_sum(struct kunit *test, struct lazy_percpu_counter *c)
+/*
+ * Lazy adds of both kinds and signs are exact, read and sum alike, and
+ * leave the other counters alone. Either word may wrap around: the value
+ * is exact as long as it fits in BITS_PER_LONG - 1 bits.
+ */
+static void lazy_adds_are_exact_test(struct kunit *test)
 {
-	lazy_percpu_counter_add_local(c, -20);
-	lazy_percpu_counter_add_remote(c, 15);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(c), -5);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum_positive(c), 0);
-	KUNIT_EXPECT_LE(test, abs(lazy_percpu_counter_read(c) + 5), read_error_bound());
-	KUNIT_EXPECT_GE(test, lazy_percpu_counter_read_positive(c), 0);
-	lazy_percpu_counter_add_remote(c, 12);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(c), 7);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum_positive(c), 7);
+	struct lazy_set *s = new_set(test);
+	const long big = LONG_MAX / 4 + 1;
+	const s64 expect[NR] = { 92, -3, 0 };
+	int n;
+
+	lazy_percpu_counter_add_owner(&s->lc, 0, 5);
+	lazy_percpu_counter_add_shared(&s->lc, 0, -3);
+	lazy_percpu_counter_add_owner(&s->lc, 0, -10);
+	lazy_percpu_counter_add_shared(&s->lc, 0, 100);
+	lazy_percpu_counter_add_shared(&s->lc, 1, -3);
+	for (n = 0; n < 4; n++) {
+		lazy_percpu_counter_add_owner(&s->lc, 2, big);
+		lazy_percpu_counter_add_shared(&s->lc, 2, -big);
+	}
+	expect_sums(test, s, expect);
+	expect_lazy(test, s);
 }
 
-/* 3. read vs sum, and the clamping of the _positive variants. */
-static void lazy_read_sum_test(struct kunit *test)
+/*
+ * The upgrade keeps every value and makes the set per-CPU: adds of both
+ * kinds then go to the percpu_counters. Upgrading again does nothing, and
+ * destroying takes the counters off the hotplug list.
+ */
+static int fail_alloc(struct lazy_percpu_counters *lc, unsigned int nr, gfp_t gfp)
 {
-	struct lazy_percpu_counter *c = new_counters(test, 0);
-
-	check_read_sum(test, &c[0]);
-	/* Lazy read is exact for a quiescent counter. */
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_read(&c[0]), 7);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_read_positive(&c[0]), 7);
-
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
-	check_read_sum(test, &c[1]);
-	lazy_percpu_counter_destroy_many(c, NR);
+	return -EAGAIN;
 }
 
-/* 4. The upgrade keeps every value; then the counter is a percpu_counter. */
-static void lazy_upgrade_test(struct kunit *test)
+static void lazy_upgrade_keeps_values_test(struct kunit *test)
 {
-	struct lazy_percpu_counter *c = new_counters(test, 0);
-	s64 expect[NR], err;
+	struct lazy_set *s = new_set(test);
+	struct percpu_counter *pcpu;
+	s64 expect[NR];
+	long owner[NR];
 	int i, n;
 
 	for (i = 0; i < NR; i++) {
-		lazy_percpu_counter_add_local(&c[i], 1000 * (i + 1));
-		lazy_percpu_counter_add_remote(&c[i], -7 * (i + 1));
+		lazy_percpu_counter_add_owner(&s->lc, i, 1000 * (i + 1));
+		lazy_percpu_counter_add_shared(&s->lc, i, -7 * (i + 1));
 		expect[i] = 993 * (i + 1);
+		owner[i] = s->lc.owner[i];
 	}
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
-	for (i = 0; i < NR; i++) {
-		expect_percpu(test, &c[i]);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[i]), expect[i]);
-	}
+	KUNIT_ASSERT_EQ(test, lazy_percpu_counters_upgrade(&s->lc, NR, GFP_KERNEL), 0);
+	expect_percpu(test, s);
+	expect_sums(test, s, expect);
 
-	/* Small adds stay in the per-CPU deltas: read is approximate. */
 	for (n = 0; n < 1000; n++) {
 		for (i = 0; i < NR; i++) {
 			if (n & 1)
-				lazy_percpu_counter_add_local(&c[i], 3);
+				lazy_percpu_counter_add_owner(&s->lc, i, 3);
 			else
-				lazy_percpu_counter_add_remote(&c[i], -1);
+				lazy_percpu_counter_add_shared(&s->lc, i, -1);
 			expect[i] += (n & 1) ? 3 : -1;
 		}
 	}
-	for (i = 0; i < NR; i++) {
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[i]), expect[i]);
-		err = lazy_percpu_counter_read(&c[i]) - expect[i];
-		KUNIT_EXPECT_LE(test, abs(err), read_error_bound());
-	}
-	lazy_percpu_counter_destroy_many(c, NR);
-}
-
-struct race {
-	struct lazy_percpu_counter c[NR];
-	struct task_struct **tasks;	/* one worker per online CPU */
-	atomic_t ready;
-	atomic_t go;
-	atomic_long_t progress;		/* remote adds done, all workers */
-	long adds;			/* remote adds per worker */
-};
-
-static void race_stop_workers(void *arg)
-{
-	struct race *r = arg;
-	int cpu;
-
-	atomic_set_release(&r->go, 1);
-	for_each_possible_cpu(cpu) {
-		if (r->tasks[cpu]) {
-			kthread_stop_put(r->tasks[cpu]);
-			r->tasks[cpu] = NULL;
-		}
-	}
-}
-
-static int race_worker(void *arg)
-{
-	struct race *r = arg;
-	long n;
-
-	atomic_inc(&r->ready);
-	/* Yield while waiting: on UP kernels the owner must run. */
-	while (!atomic_read_acquire(&r->go) && !kthread_should_stop())
-		cond_resched();
-	/* -1 and +3 alternate on counter 0; +1 each on the last one. */
-	for (n = 0; n < r->adds; n++) {
-		lazy_percpu_counter_add_remote(&r->c[0], (n & 1) ? 3 : -1);
-		lazy_percpu_counter_add_remote(&r->c[NR - 1], 1);
-		atomic_long_inc(&r->progress);
-		if (!(n % 64))
-			cond_resched();
-	}
-	return 0;
-}
-
-#define RACE_ROUNDS	50
-#define RACE_ADDS	4000
-
-/*
- * 5. Remote adds on every online CPU race with the owner's adds and with
- * the upgrade, which lands at a random point of the stream. Not a single
- * add may be lost, in any round.
- */
-static void lazy_upgrade_race_test(struct kunit *test)
-{
-	struct race *r;
-	int round, cpu, nr_workers;
-
-	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	r->tasks = kunit_kcalloc(test, nr_cpu_ids, sizeof(*r->tasks), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r->tasks);
-	r->adds = RACE_ADDS;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, destroy_counters, r->c), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, race_stop_workers, r), 0);
-
-	for (round = 0; round < RACE_ROUNDS; round++) {
-		long owner = 0, total, at, per_worker;
-
-		lazy_percpu_counter_init_many(r->c, 0, NR);
-		atomic_set(&r->ready, 0);
-		atomic_set(&r->go, 0);
-		atomic_long_set(&r->progress, 0);
-		nr_workers = 0;
-		cpus_read_lock();
-		for_each_online_cpu(cpu) {
-			struct task_struct *t;
-
-			t = kthread_create_on_cpu(race_worker, r, cpu, "lazy_pcpu/%u");
-			if (IS_ERR(t))
-				continue;
-			get_task_struct(t);
-			r->tasks[cpu] = t;
-			nr_workers++;
-			wake_up_process(t);
-		}
-		cpus_read_unlock();
-		KUNIT_ASSERT_GT(test, nr_workers, 0);
-		while (atomic_read(&r->ready) < nr_workers)
-			cond_resched();
-
-		total = (long)nr_workers * r->adds;
-		at = get_random_u32_below(total);
-		atomic_set_release(&r->go, 1);
-		/* The owner counts too, then upgrades in mid-stream. */
-		while (atomic_long_read(&r->progress) < at) {
-			lazy_percpu_counter_add_local(&r->c[0], 2);
-			owner += 2;
-			cond_resched();
-		}
-		KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(r->c, NR, GFP_KERNEL), 0);
-		lazy_percpu_counter_add_local(&r->c[0], 2);
-		owner += 2;
-
-		race_stop_workers(r);
-		per_worker = 3 * (r->adds / 2) - (r->adds - r->adds / 2);
-		KUNIT_EXPECT_EQ_MSG(test, lazy_percpu_counter_sum(&r->c[0]),
-				    owner + nr_workers * per_worker,
-				    "round %d, upgrade after %ld of %ld remote adds",
-				    round, at, total);
-		KUNIT_EXPECT_EQ_MSG(test, lazy_percpu_counter_sum(&r->c[NR - 1]),
-				    total, "round %d, upgrade after %ld of %ld remote adds",
-				    round, at, total);
-		lazy_percpu_counter_destroy_many(r->c, NR);
-	}
-}
-
-static int fail_alloc_many(struct lazy_percpu_counter *c, u32 nr_counters,
-			   gfp_t gfp, struct lock_class_key *key)
-{
-	return -ENOMEM;
-}
-
-/*
- * 6. A failed upgrade returns -ENOMEM and leaves the counters lazy, exact
- * and usable, with nothing allocated; a later upgrade succeeds.
- */
-static void lazy_upgrade_fail_test(struct kunit *test)
-{
-	struct lazy_percpu_counter *c = new_counters(test, 0);
-	int i;
-
-	for (i = 0; i < NR; i++) {
-		lazy_percpu_counter_add_local(&c[i], 40 + i);
-		lazy_percpu_counter_add_remote(&c[i], 2);
-	}
-	kunit_activate_static_stub(test, lazy_percpu_counter_alloc_many,
-				   fail_alloc_many);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL),
-			-ENOMEM);
-	for (i = 0; i < NR; i++) {
-		expect_lazy(test, &c[i]);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[i]), 42 + i);
-		lazy_percpu_counter_add_local(&c[i], 1);
-		lazy_percpu_counter_add_remote(&c[i], -2);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[i]), 41 + i);
-	}
-	/* Destroying counters whose upgrade failed is a no-op. */
-	lazy_percpu_counter_destroy_many(c, NR);
-	expect_lazy(test, &c[0]);
-
-	kunit_deactivate_static_stub(test, lazy_percpu_counter_alloc_many);
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
-	for (i = 0; i < NR; i++) {
-		expect_percpu(test, &c[i]);
-		KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[i]), 41 + i);
-	}
-	lazy_percpu_counter_destroy_many(c, NR);
-}
-
-/*
- * 7. Destroy a never-upgraded and an upgraded array. Under
- * CONFIG_DEBUG_OBJECTS_PERCPU_COUNTER a wrong activate/deactivate pairing
- * reports an ODEBUG warning, and CONFIG_DEBUG_LIST checks the hotplug list
- * operations; the test runners fail on either in the kernel log.
- */
-static void lazy_destroy_test(struct kunit *test)
-{
-	struct lazy_percpu_counter *lazy = new_counters(test, 5);
-	struct lazy_percpu_counter *up = new_counters(test, 5);
-	int i;
-
-	lazy_percpu_counter_destroy_many(lazy, NR);
-	expect_lazy(test, &lazy[0]);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&lazy[0]), 5);
-
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(up, NR, GFP_KERNEL), 0);
+	expect_sums(test, s, expect);
 	for (i = 0; i < NR; i++)
-		expect_percpu(test, &up[i]);
-	lazy_percpu_counter_destroy_many(up, NR);
-#ifdef CONFIG_SMP
-	for (i = 0; i < NR; i++) {
-		KUNIT_EXPECT_TRUE(test, !up[i].pcpu.counters);
-#ifdef CONFIG_HOTPLUG_CPU
-		/* list_del() poisons the entry: it left the hotplug list. */
-		KUNIT_EXPECT_PTR_EQ(test, up[i].pcpu.list.next, LIST_POISON1);
-#endif
-	}
-#endif
+		KUNIT_EXPECT_EQ(test, s->lc.owner[i], owner[i]);
+
+	pcpu = s->lc.pcpu;
+	kunit_activate_static_stub(test, lazy_percpu_counters_alloc, fail_alloc);
+	KUNIT_EXPECT_EQ(test, lazy_percpu_counters_upgrade(&s->lc, NR, GFP_KERNEL), 0);
+	kunit_deactivate_static_stub(test, lazy_percpu_counters_alloc);
+	KUNIT_EXPECT_PTR_EQ(test, s->lc.pcpu, pcpu);
+	expect_sums(test, s, expect);
+
+	/* Destroyed, the set owns nothing (and the kernel log tells). */
+	lazy_percpu_counters_destroy(&s->lc, NR);
+	KUNIT_EXPECT_NULL(test, s->lc.pcpu);
+	lazy_percpu_counters_init(&s->lc);
 }
 
-#ifdef CONFIG_HOTPLUG_CPU
-struct hp_add {
-	struct lazy_percpu_counter *c;
-	s64 amount;
-	struct completion done;
+/*
+ * A failed upgrade returns the allocation's error and leaves the set lazy,
+ * exact and usable, with nothing allocated; a later upgrade succeeds.
+ */
+static void lazy_upgrade_failure_test(struct kunit *test)
+{
+	struct lazy_set *s = new_set(test);
+	s64 expect[NR];
+	int i;
+
+	for (i = 0; i < NR; i++) {
+		lazy_percpu_counter_add_owner(&s->lc, i, 40 + i);
+		lazy_percpu_counter_add_shared(&s->lc, i, 2);
+		expect[i] = 42 + i;
+	}
+	kunit_activate_static_stub(test, lazy_percpu_counters_alloc, fail_alloc);
+	KUNIT_EXPECT_EQ(test, lazy_percpu_counters_upgrade(&s->lc, NR, GFP_KERNEL), -EAGAIN);
+	kunit_deactivate_static_stub(test, lazy_percpu_counters_alloc);
+	expect_lazy(test, s);
+	expect_sums(test, s, expect);
+	lazy_percpu_counter_add_owner(&s->lc, 0, 1);
+	lazy_percpu_counter_add_shared(&s->lc, 0, -2);
+	expect[0] -= 1;
+	expect_sums(test, s, expect);
+
+	KUNIT_ASSERT_EQ(test, lazy_percpu_counters_upgrade(&s->lc, NR, GFP_KERNEL), 0);
+	expect_percpu(test, s);
+	expect_sums(test, s, expect);
+}
+
+/* What everyone else can see in the middle of the fold of each counter. */
+struct fold_seen {
+	struct lazy_set *s;
+	s64 read[NR];
+	bool excluded[NR], listed[NR], flagged[NR];
+	int calls;
 };
 
-static int hp_worker(void *arg)
+static void record_fold_point(struct percpu_counter *pcpu)
 {
-	struct hp_add *a = arg;
+	struct fold_seen *seen = kunit_get_current_test()->priv;
+	int i = pcpu - seen->s->lc.pcpu;
 
-	lazy_percpu_counter_add_remote(a->c, a->amount);
-	complete(&a->done);
-	return 0;
+	seen->calls++;
+	seen->read[i] = lazy_percpu_counter_read(&seen->s->lc, i);
+#ifdef CONFIG_SMP
+	seen->excluded[i] = raw_spin_is_locked(&pcpu->lock);
+#else
+	seen->excluded[i] = irqs_disabled();
+#endif
+	seen->listed[i] = on_hotplug_list(pcpu);
+	seen->flagged[i] = lazy_percpu_counters_is_percpu(&seen->s->lc);
 }
 
-/* Make @cpu hold a delta of @amount for @c, from a kthread bound to it. */
-static void add_on_cpu(struct kunit *test, struct lazy_percpu_counter *c,
-		       unsigned int cpu, s64 amount)
+/*
+ * Once a counter's flag is visible, a lockless read already finds the lazy
+ * value in its count, percpu_counter_sum() and a dying CPU's fold are held
+ * off until the count is final, and the counter is on the hotplug list, so
+ * that no CPU can hold a delta for it that the fold would miss.
+ */
+static void lazy_fold_is_published_safely_test(struct kunit *test)
 {
-	struct hp_add a = { .c = c, .amount = amount };
-	struct task_struct *t;
+	struct fold_seen seen = { .s = new_set(test) };
+	int i;
 
-	init_completion(&a.done);
-	t = kthread_create_on_cpu(hp_worker, &a, cpu, "lazy_hp/%u");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	get_task_struct(t);
-	wake_up_process(t);
-	wait_for_completion(&a.done);
-	kthread_stop_put(t);
+	for (i = 0; i < NR; i++) {
+		lazy_percpu_counter_add_owner(&seen.s->lc, i, 10 + i);
+		lazy_percpu_counter_add_shared(&seen.s->lc, i, 20 + i);
+	}
+	test->priv = &seen;
+	kunit_activate_static_stub(test, lazy_percpu_counter_fold_point, record_fold_point);
+	KUNIT_ASSERT_EQ(test, lazy_percpu_counters_upgrade(&seen.s->lc, NR, GFP_KERNEL), 0);
+	kunit_deactivate_static_stub(test, lazy_percpu_counter_fold_point);
+
+	KUNIT_EXPECT_EQ(test, seen.calls, NR);
+	for (i = 0; i < NR; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, seen.read[i], 30 + 2 * i, "counter %d", i);
+		KUNIT_EXPECT_TRUE_MSG(test, seen.excluded[i], "counter %d", i);
+		KUNIT_EXPECT_TRUE_MSG(test, seen.listed[i], "counter %d", i);
+		KUNIT_EXPECT_TRUE_MSG(test, seen.flagged[i], "counter %d", i);
+	}
 }
 
+#ifdef CONFIG_HOTPLUG_CPU
+/* A CPU other than the current one, to take offline and online again. */
 static unsigned int pick_hotplug_cpu(void)
 {
 	unsigned int cpu;
@@ -427,87 +300,317 @@ static unsigned int pick_hotplug_cpu(void)
 			return cpu;
 	return nr_cpu_ids;
 }
+
+static void restore_cpu(void *cpu)
+{
+	unsigned int c = (uintptr_t)cpu;
+
+	if (!cpu_online(c))
+		WARN_ON(add_cpu(c));
+}
+
+/* Whatever happens in the case, @cpu is online again at its end. */
+static int restore_cpu_at_end(struct kunit *test, unsigned int cpu)
+{
+	return kunit_add_action_or_reset(test, restore_cpu, (void *)(uintptr_t)cpu);
+}
+#endif
+
+struct race;
+
+/* One per CPU: its adds are counted here, not in a shared atomic. */
+struct race_worker {
+	struct race *r;
+	struct task_struct *task;
+	long adds[NR];
+	int dips;			/* sums that went down */
+} ____cacheline_aligned;
+
+struct race {
+	struct lazy_set *s;
+	struct race_worker *w;		/* per CPU */
+	struct task_struct *hotplugger;
+	atomic_t ready, go, stop, done;
+	atomic_t hp_cycles;		/* CPU offline and online again */
+	unsigned int hp_cpu;		/* nr_cpu_ids: none */
+};
+
+/*
+ * Everyone but the owner, until the owner says stop: shared adds, all
+ * positive, so that every exact sum is at least the one before; one add
+ * in 16 is a whole batch, so that the per-CPU slow path runs too; and now
+ * and then a sum. Mostly adds, so that some land right at the fold.
+ */
+static int race_worker_fn(void *arg)
+{
+	struct race_worker *w = arg;
+	struct race *r = w->r;
+	s64 last[NR] = {}, sum;
+	long n, amount;
+	int i;
+
+	atomic_inc(&r->ready);
+	while (!atomic_read_acquire(&r->go) && !kthread_should_stop())
+		cond_resched();
+	for (n = 0; !atomic_read(&r->stop); n++) {
+		i = n % NR;
+		amount = (n % 16) ? 1 : batch();
+		lazy_percpu_counter_add_shared(&r->s->lc, i, amount);
+		WRITE_ONCE(w->adds[i], w->adds[i] + amount);
+		if (n % 64 >= NR)
+			continue;
+		sum = lazy_percpu_counter_sum(&r->s->lc, i);
+		if (sum < last[i])
+			w->dips++;
+		last[i] = sum;
+		cond_resched();
+	}
+	atomic_inc(&r->done);
+	while (!kthread_should_stop())
+		schedule_timeout_idle(1);
+	return 0;
+}
+
+/* Shared adds so far, of counter @i or, for @i == NR, of all. */
+static long race_adds(struct race *r, int i)
+{
+	long total = 0;
+	unsigned int cpu;
+	int j;
+
+	for_each_possible_cpu(cpu)
+		for (j = 0; j < NR; j++)
+			if (i == NR || i == j)
+				total += READ_ONCE(r->w[cpu].adds[j]);
+	return total;
+}
+
+#ifdef CONFIG_HOTPLUG_CPU
+/* Takes a CPU offline and online again, over and over, during the race. */
+static int race_hotplugger(void *arg)
+{
+	struct race *r = arg;
+
+	while (!kthread_should_stop()) {
+		if (!remove_cpu(r->hp_cpu) && !WARN_ON(add_cpu(r->hp_cpu)))
+			atomic_inc(&r->hp_cycles);
+		schedule_timeout_idle(1);
+	}
+	return 0;
+}
+#endif
+
+static void race_stop_workers(struct race *r)
+{
+	unsigned int cpu;
+
+	atomic_set_release(&r->go, 1);
+	atomic_set(&r->stop, 1);
+	for_each_possible_cpu(cpu) {
+		if (r->w[cpu].task) {
+			kthread_stop_put(r->w[cpu].task);
+			r->w[cpu].task = NULL;
+		}
+	}
+}
+
+static void race_stop(void *arg)
+{
+	struct race *r = arg;
+
+	race_stop_workers(r);
+	if (r->hotplugger)
+		kthread_stop_put(r->hotplugger);
+}
+
+/* A worker on each online CPU, waiting for go; returns their number. */
+static int race_start_workers(struct race *r)
+{
+	unsigned int cpu;
+	int nr = 0;
+
+	atomic_set(&r->ready, 0);
+	atomic_set(&r->go, 0);
+	atomic_set(&r->stop, 0);
+	atomic_set(&r->done, 0);
+	memset(r->w, 0, nr_cpu_ids * sizeof(*r->w));
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct task_struct *t;
+
+		r->w[cpu].r = r;
+		t = kthread_create_on_cpu(race_worker_fn, &r->w[cpu], cpu, "lazy_pcpu/%u");
+		if (IS_ERR(t))
+			continue;
+		get_task_struct(t);
+		r->w[cpu].task = t;
+		nr++;
+		wake_up_process(t);
+	}
+	cpus_read_unlock();
+	while (atomic_read(&r->ready) < nr)
+		cond_resched();
+	return nr;
+}
+
+#define RACE_ROUNDS	100
+#define RACE_ADDS	3000
+
+/*
+ * Shared adds and exact sums on every online CPU race with the owner's adds
+ * and with the upgrade, which lands at a random point of the stream, while
+ * a CPU goes offline and online again. Not a single add may be lost, and
+ * no exact sum may ever go down.
+ */
+static void lazy_upgrade_race_test(struct kunit *test)
+{
+	unsigned int cpu;
+	struct race *r;
+	int round, i, nr, dips = 0;
+
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->w = kunit_kcalloc(test, nr_cpu_ids, sizeof(*r->w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->w);
+	r->s = new_set(test);
+	r->hp_cpu = nr_cpu_ids;
+#ifdef CONFIG_HOTPLUG_CPU
+	/* Registered first, so that it runs after race_stop(). */
+	r->hp_cpu = pick_hotplug_cpu();
+	if (r->hp_cpu < nr_cpu_ids)
+		KUNIT_ASSERT_EQ(test, restore_cpu_at_end(test, r->hp_cpu), 0);
+#endif
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, race_stop, r), 0);
+#ifdef CONFIG_HOTPLUG_CPU
+	if (r->hp_cpu < nr_cpu_ids) {
+		r->hotplugger = kthread_run(race_hotplugger, r, "lazy_pcpu_hp");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(r->hotplugger));
+		get_task_struct(r->hotplugger);
+	}
+#endif
+
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		long owner = 0, at;
+
+		lazy_percpu_counters_destroy(&r->s->lc, NR);
+		lazy_percpu_counters_init(&r->s->lc);
+		nr = race_start_workers(r);
+		KUNIT_ASSERT_GT(test, nr, 0);
+		at = get_random_u32_below(nr * RACE_ADDS);
+		atomic_set_release(&r->go, 1);
+		/* The owner counts too, then upgrades in mid-stream. */
+		while (race_adds(r, NR) < at) {
+			lazy_percpu_counter_add_owner(&r->s->lc, 0, 2);
+			owner += 2;
+			cond_resched();
+		}
+		KUNIT_ASSERT_EQ(test, lazy_percpu_counters_upgrade(&r->s->lc, NR, GFP_KERNEL), 0);
+		lazy_percpu_counter_add_owner(&r->s->lc, 0, 2);
+		owner += 2;
+		at = race_adds(r, NR) + nr * RACE_ADDS / 4;
+		while (race_adds(r, NR) < at)
+			cond_resched();
+		atomic_set(&r->stop, 1);
+		while (atomic_read(&r->done) < nr)
+			cond_resched();
+
+		for (i = 0; i < NR; i++)
+			KUNIT_EXPECT_EQ_MSG(test, lazy_percpu_counter_sum(&r->s->lc, i),
+					    race_adds(r, i) + (i ? 0 : owner),
+					    "counter %d, round %d", i, round);
+		for_each_possible_cpu(cpu)
+			dips += r->w[cpu].dips;
+		race_stop_workers(r);
+	}
+	KUNIT_EXPECT_EQ(test, dips, 0);
+#ifdef CONFIG_HOTPLUG_CPU
+	if (r->hp_cpu < nr_cpu_ids)
+		KUNIT_EXPECT_GT(test, atomic_read(&r->hp_cycles), 0);
+#endif
+	kunit_info(test, "%d rounds on %u CPUs, %d CPU offline/online cycles\n",
+		   RACE_ROUNDS, num_present_cpus(), atomic_read(&r->hp_cycles));
+}
+
+#ifdef CONFIG_HOTPLUG_CPU
+struct hp_add {
+	struct lazy_set *s;
+	int i;
+	long amount;
+	struct completion done;
+};
+
+static int hp_add_fn(void *arg)
+{
+	struct hp_add *a = arg;
+
+	lazy_percpu_counter_add_shared(&a->s->lc, a->i, a->amount);
+	complete(&a->done);
+	return 0;
+}
+
+/* Make @cpu hold a delta of @amount for counter @i of @s. */
+static void add_on_cpu(struct kunit *test, struct lazy_set *s, int i,
+		       unsigned int cpu, long amount)
+{
+	struct hp_add a = { .s = s, .i = i, .amount = amount };
+	struct task_struct *t;
+
+	init_completion(&a.done);
+	t = kthread_create_on_cpu(hp_add_fn, &a, cpu, "lazy_hp/%u");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+	wake_up_process(t);
+	wait_for_completion(&a.done);
+	kthread_stop_put(t);
+}
 #endif
 
 /*
- * 8. Offline and online a CPU while it holds per-CPU deltas: the dying
- * CPU's fold finds the upgraded counter on the hotplug list, and the sum
- * stays exact. A lazy counter, never on the list, is unaffected.
+ * Deltas that a CPU holds when it goes offline are folded into the counts
+ * of upgraded counters, and stay exact in both kinds of sum; lazy counters,
+ * on no list, are not affected.
  */
-static void lazy_hotplug_test(struct kunit *test)
+static void lazy_hotplug_folds_deltas_test(struct kunit *test)
 {
 #ifdef CONFIG_HOTPLUG_CPU
-	struct lazy_percpu_counter *c;
-	s64 small;
-	unsigned int cpu;
-	int ret;
+	struct lazy_set *up = new_set(test), *lazy = new_set(test);
+	s64 small = percpu_counter_batch / 2;	/* stays in the CPU's delta */
+	const s64 expect_lazy[NR] = { 3, 0, 0 };
+	s64 expect[NR] = { small, 0, -small };
+	unsigned int cpu = pick_hotplug_cpu();
 
-	cpu = pick_hotplug_cpu();
 	if (cpu >= nr_cpu_ids)
 		kunit_skip(test, "no hot-pluggable CPU besides the current one");
-	small = percpu_counter_batch / 2;	/* stays in the CPU's delta */
+	KUNIT_ASSERT_EQ(test, restore_cpu_at_end(test, cpu), 0);
+	KUNIT_ASSERT_EQ(test, lazy_percpu_counters_upgrade(&up->lc, NR, GFP_KERNEL), 0);
+	add_on_cpu(test, up, 0, cpu, small);
+	add_on_cpu(test, up, NR - 1, cpu, -small);
+	add_on_cpu(test, lazy, 0, cpu, 3);
+	KUNIT_EXPECT_EQ(test, *per_cpu_ptr(up->lc.pcpu[0].counters, cpu), small);
 
-	c = new_counters(test, 0);
-	add_on_cpu(test, &c[0], cpu, small);
-	ret = remove_cpu(cpu);
-	if (ret)
-		kunit_skip(test, "remove_cpu(%u) failed: %d", cpu, ret);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[0]), small);
-	KUNIT_ASSERT_EQ(test, add_cpu(cpu), 0);
-
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
-	add_on_cpu(test, &c[0], cpu, small);
-	add_on_cpu(test, &c[1], cpu, -small);
-	KUNIT_EXPECT_EQ(test, *per_cpu_ptr(c[0].pcpu.counters, cpu), small);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[0]), 2 * small);
 	KUNIT_ASSERT_EQ(test, remove_cpu(cpu), 0);
-	/* The fold moved the dead CPU's delta into the count. */
-	KUNIT_EXPECT_EQ(test, *per_cpu_ptr(c[0].pcpu.counters, cpu), 0);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[0]), 2 * small);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[1]), -small);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_read(&c[0]), 2 * small);
+	KUNIT_EXPECT_EQ(test, *per_cpu_ptr(up->lc.pcpu[0].counters, cpu), 0);
+	expect_sums(test, up, expect);
+	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_read(&up->lc, 0), small);
+	expect_sums(test, lazy, expect_lazy);
 	KUNIT_ASSERT_EQ(test, add_cpu(cpu), 0);
-	add_on_cpu(test, &c[0], cpu, 1);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[0]), 2 * small + 1);
-	lazy_percpu_counter_destroy_many(c, NR);
+
+	add_on_cpu(test, up, 1, cpu, 1);
+	expect[1] = 1;
+	expect_sums(test, up, expect);
 #else
 	kunit_skip(test, "no CPU hotplug in this kernel");
 #endif
 }
 
-/* 9. Upgrading upgraded counters is a no-op: no new allocation. */
-static void lazy_upgrade_twice_test(struct kunit *test)
-{
-	struct lazy_percpu_counter *c = new_counters(test, 9);
-#ifdef CONFIG_SMP
-	s32 __percpu *first;
-#endif
-
-	KUNIT_ASSERT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
-#ifdef CONFIG_SMP
-	first = c[0].pcpu.counters;
-#endif
-	kunit_activate_static_stub(test, lazy_percpu_counter_alloc_many,
-				   fail_alloc_many);
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_upgrade_many(c, NR, GFP_KERNEL), 0);
-	kunit_deactivate_static_stub(test, lazy_percpu_counter_alloc_many);
-#ifdef CONFIG_SMP
-	KUNIT_EXPECT_TRUE(test, c[0].pcpu.counters == first);
-#endif
-	KUNIT_EXPECT_EQ(test, lazy_percpu_counter_sum(&c[NR - 1]), 9);
-	lazy_percpu_counter_destroy_many(c, NR);
-}
-
 static struct kunit_case lazy_percpu_counter_cases[] = {
-	KUNIT_CASE(lazy_init_test),
-	KUNIT_CASE(lazy_add_test),
-	KUNIT_CASE(lazy_read_sum_test),
-	KUNIT_CASE(lazy_upgrade_test),
+	KUNIT_CASE(lazy_zero_is_valid_test),
+	KUNIT_CASE(lazy_adds_are_exact_test),
+	KUNIT_CASE(lazy_upgrade_keeps_values_test),
+	KUNIT_CASE(lazy_upgrade_failure_test),
+	KUNIT_CASE(lazy_fold_is_published_safely_test),
 	KUNIT_CASE_SLOW(lazy_upgrade_race_test),
-	KUNIT_CASE(lazy_upgrade_fail_test),
-	KUNIT_CASE(lazy_destroy_test),
-	KUNIT_CASE(lazy_hotplug_test),
-	KUNIT_CASE(lazy_upgrade_twice_test),
+	KUNIT_CASE(lazy_hotplug_folds_deltas_test),
 	{}
 };
 
