@@ -14,7 +14,6 @@
 #include <kunit/static_stub.h>
 #include <kunit/visibility.h>
 #include <linux/bug.h>
-#include <linux/error-injection.h>
 #include <linux/irqflags.h>
 #include <linux/lazy_percpu_counter.h>
 #include <linux/sched/mm.h>
@@ -273,9 +272,6 @@ int lazy_percpu_counters_upgrade(struct lazy_percpu_counters *lc,
 	lc->percpu = true;
 	return 0;
 }
-
-/* So that a guest can make the upgrade fail, with fail_function. */
-ALLOW_ERROR_INJECTION(lazy_percpu_counters_upgrade, ERRNO);
 
 /**
  * lazy_percpu_counters_destroy() - free the per-CPU side of a set

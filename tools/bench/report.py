@@ -37,8 +37,8 @@ LATENCY = [
 ]
 # Per-CPU workloads, where all possible CPUs are online: operations per second.
 THROUGHPUT = [
-    ("pf_threads", "page_fault1, threads: one per CPU in one process, 32 MiB each (faults/s)"),
-    ("pf_procs", "page_fault1, processes: one per CPU, 32 MiB each (faults/s)"),
+    ("pf_threads", "page_fault1, threads: one per CPU in one process, 16 MiB each (faults/s)"),
+    ("pf_procs", "page_fault1, processes: one per CPU, 16 MiB each (faults/s)"),
     ("execrate", "one worker per CPU re-execing a static binary (execs/s)"),
 ]
 # Ratio columns of the per-workload tables.
@@ -234,12 +234,12 @@ def perf_section(perf, kernels, build_dir):
                     f.write(f"{st} {n}\n")
         systemwide = wl != "shloop"
         out += [f"### `{wl}` at {cell[0]} online, {cell[1]} possible CPUs", "",
-                ("`perf record -a -g -e cpu-clock` on all CPUs during the workload (the mm may be freed "
+                ("`perf record -a -g -e cpu-clock -F 1000` on all CPUs during the workload (the mm may be freed "
                  "on any CPU, by whichever task drops the last lazy-TLB reference). Samples whose call "
                  "chain contains the function, counted once per sample (idle samples left out); "
                  "the same number of processes on every kernel, so counts compare directly."
                  if systemwide else
-                 "`perf record -g -e cpu-clock` of the loop's processes. Share of all samples whose call "
+                 "`perf record -g -e cpu-clock -F 1000` of the loop's processes. Share of all samples whose call "
                  "chain contains the function (*incl.*) and whose leaf it is (*self*)."),
                 f"Folded stacks: `{os.path.relpath(build_dir)}/{wl}-<kernel>.folded`.", ""]
         ks = [k for k, _, _ in profs]

@@ -1,0 +1,1062 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RSS counters of an mm (mm->rss_stat) take no per-CPU memory until the
+ * mm gets a second user: every CLONE_VM clone upgrades them, once. Until
+ * then the task the mm was created for counts with plain stores, everyone
+ * else atomically, and even the cheap read (/proc/PID/stat) is exact.
+ *
+ * - Laziness: which clones upgrade (tracepoint kmem:rss_stat_upgrade), and
+ *   the per-CPU memory of idle processes.
+ * - Exactness: /proc/PID/stat, statm and status against smaps_rollup and
+ *   the pages each step touched, with the owner's and remote adds.
+ * - Concurrency: every kind of second user faults pages at the same time as
+ *   the first, and the counters end exact.
+ * - Failure injection (fail_function) at the upgrade.
+ *
+ * Every case also fails on a kernel warning, BUG or "Bad rss-counter state"
+ * (the kernel's own check for lost updates) logged while it ran. On a kernel
+ * without lazy rss_stat the laziness and injection cases skip, and the
+ * others run without checking /proc/PID/stat, which is approximate there.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "../../../include/io_uring/mini_liburing.h"
+#include "vm_util.h"
+
+#define TRACING		"/sys/kernel/tracing"
+#define UPGRADE_EVENT	"events/kmem/rss_stat_upgrade"
+#define DEBUGFS		"/sys/kernel/debug"
+#define FAIL_FN		DEBUGFS "/fail_function"
+#define UPGRADE_FN	"__mm_rss_stat_upgrade"
+#define NO_LAZY		"kernel without lazy rss_stat (no tracepoint kmem:rss_stat_upgrade)"
+#define EXEC_CHECK	"--rss-stat-exec-check"	/* argv[1] of the exec'd self */
+
+/* Every second user and the first fault in and zap this many pages ... */
+#define CHURN_PAGES	256
+/* ... this many times, concurrently: 150,000 rss updates per case. */
+#define CHURN_ROUNDS	300
+#define STACK_SIZE	(256 << 10)
+
+/* For /proc, tracefs and kmsg reads: faulted in before anything is measured. */
+static char buf[1 << 16];
+
+static ssize_t read_file(const char *path, char *b, size_t size)
+{
+	ssize_t n = 0, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while (len < size - 1 && (n = read(fd, b + len, size - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	b[len] = 0;
+	return n < 0 ? -1 : len;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The value of "name:" at the start of a line of @text, or -1. */
+static long field(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ':')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
+static char *map_anon(long pages)
+{
+	char *p = mmap(NULL, pages * psize(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void touch(char *area, long pages)
+{
+	long i;
+
+	for (i = 0; i < pages; i++)
+		area[i * psize()] = 1;
+}
+
+/* RSS of a process: all in pages. */
+struct rss {
+	long stat, statm, statm_shared;		/* /proc/PID/stat, statm */
+	long vmrss, anon, file, shmem;		/* /proc/PID/status */
+	long rollup, rollup_anon;		/* smaps_rollup: Rss, Anonymous */
+};
+
+static int read_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+	return read_file(path, buf, sizeof(buf)) < 0 ? -1 : 0;
+}
+
+static int read_rollup(pid_t pid, struct rss *r)
+{
+	long kb = psize() >> 10;
+
+	if (read_proc(pid, "smaps_rollup"))
+		return -1;
+	r->rollup = field(buf, "Rss") / kb;
+	r->rollup_anon = field(buf, "Anonymous") / kb;
+	return 0;
+}
+
+/*
+ * The counters of a quiescent process and its page tables, read before and
+ * after the counters until both reads agree, so that the page tables did
+ * not change under the counters. Returns 0 or -1.
+ */
+static int read_rss(pid_t pid, struct rss *r)
+{
+	long kb = psize() >> 10;
+	struct rss after;
+	char *p;
+	int i, try;
+
+	for (try = 0; try < 10; try++) {
+		if (read_rollup(pid, r) || read_proc(pid, "stat"))
+			return -1;
+		/* rss is field 24; comm, field 2, may hold spaces */
+		p = strrchr(buf, ')');
+		for (i = 3; p && i <= 24; i++) {
+			p = strchr(p, ' ');
+			p = p ? p + 1 : NULL;
+		}
+		if (!p)
+			return -1;
+		r->stat = strtol(p, NULL, 10);
+		if (read_proc(pid, "statm") ||
+		    sscanf(buf, "%*d %ld %ld", &r->statm, &r->statm_shared) != 2 ||
+		    read_proc(pid, "status"))
+			return -1;
+		r->vmrss = field(buf, "VmRSS") / kb;
+		r->anon = field(buf, "RssAnon") / kb;
+		r->file = field(buf, "RssFile") / kb;
+		r->shmem = field(buf, "RssShmem") / kb;
+		if (read_rollup(pid, &after))
+			return -1;
+		if (after.rollup == r->rollup && after.rollup_anon == r->rollup_anon)
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * Compare the counters of a quiescent process with its page tables and with
+ * each other, exactly: status and statm always; stat too when @stat_exact,
+ * that is while the counters are lazy. Returns true and describes the
+ * counters in @msg when something differs.
+ */
+static bool rss_wrong(pid_t pid, bool stat_exact, struct rss *r, char *msg,
+		      size_t len)
+{
+	if (read_rss(pid, r)) {
+		snprintf(msg, len, "cannot read the RSS of pid %d", pid);
+		return true;
+	}
+	snprintf(msg, len,
+		 "pid %d: stat %ld, statm %ld shared %ld, status %ld (anon %ld file %ld shmem %ld), smaps_rollup %ld (anon %ld) pages",
+		 pid, r->stat, r->statm, r->statm_shared, r->vmrss, r->anon,
+		 r->file, r->shmem, r->rollup, r->rollup_anon);
+	return r->vmrss != r->rollup || r->anon != r->rollup_anon ||
+	       r->statm != r->vmrss || r->statm_shared != r->file + r->shmem ||
+	       (stat_exact && r->stat != r->vmrss);
+}
+
+#define EXPECT_RSS_EXACT(pid, stat_exact, r) do {			\
+	char _msg[256];							\
+									\
+	EXPECT_FALSE(rss_wrong(pid, stat_exact, r, _msg, sizeof(_msg)))	\
+		TH_LOG("%s", _msg);					\
+} while (0)
+
+/*
+ * Exec'd self (argv[1] == EXEC_CHECK, argv[2] "1" when stat must be exact):
+ * the new mm holds the pages of the argument copy, added remotely, and the
+ * pages the new program faulted in, added by its owner. Exit 0 if exact.
+ */
+__attribute__((constructor)) static void exec_check(int argc, char **argv)
+{
+	struct rss r;
+	char msg[256];
+
+	if (argc < 3 || strcmp(argv[1], EXEC_CHECK))
+		return;
+	memset(buf, 0, sizeof(buf));
+	if (rss_wrong(0, argv[2][0] == '1', &r, msg, sizeof(msg))) {
+		fprintf(stderr, "exec'd mm: %s\n", msg);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/* argv for the exec'd self: 32 arguments of a page each, copied remotely. */
+static char **exec_argv(bool stat_exact)
+{
+	static char arg[4096], *argv[36];
+	int i;
+
+	memset(arg, 'x', sizeof(arg) - 1);
+	argv[0] = "rss_stat";
+	argv[1] = EXEC_CHECK;
+	argv[2] = stat_exact ? "1" : "0";
+	for (i = 3; i < 35; i++)
+		argv[i] = arg;
+	return argv;
+}
+
+static int wait_status(pid_t pid)
+{
+	int status;
+
+	if (pid <= 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/* All participants wait here until @n of them are in: then they all run. */
+static void spin_barrier(int *count, int n)
+{
+	__atomic_add_fetch(count, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n)
+		;
+}
+
+/*
+ * CHURN_PAGES pages at the start of a page table of their own: faulting them
+ * takes no page table lock that another churner takes, so that the rss
+ * updates of two churners run at the same time.
+ */
+static char *map_churn(void)
+{
+	size_t span = psize() / sizeof(void *) * psize();
+	char *p = mmap(NULL, 2 * span, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	return (char *)(((uintptr_t)p + span - 1) & ~(span - 1));
+}
+
+/* Fault in and zap pages, rounds times: many rss updates, owner or not. */
+static void churn(char *area, int rounds)
+{
+	while (rounds--) {
+		touch(area, CHURN_PAGES);
+		madvise(area, CHURN_PAGES * psize(), MADV_DONTNEED);
+	}
+}
+
+struct churner {
+	char *area;
+	int *ready;		/* spin_barrier() of two */
+};
+
+/* A second user of the mm: a CLONE_VM child or a thread. */
+static int churn_fn(void *arg)
+{
+	struct churner *c = arg;
+
+	spin_barrier(c->ready, 2);
+	churn(c->area, CHURN_ROUNDS);
+	return 0;
+}
+
+static void *churn_thread(void *arg)
+{
+	churn_fn(arg);
+	return NULL;
+}
+
+static int nop_fn(void *arg)
+{
+	return 0;
+}
+
+static void *nop_thread(void *arg)
+{
+	return NULL;
+}
+
+static long percpu_kb(void)
+{
+	/* Let the per-CPU allocator's balance work settle first. */
+	usleep(200000);
+	return read_file("/proc/meminfo", buf, sizeof(buf)) < 0 ? -1 :
+	       field(buf, "Percpu");
+}
+
+static int nr_possible_cpus(void)
+{
+	char *p = buf;
+	long a, b, n = 0;
+
+	if (read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) < 0)
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		a = strtol(p, &p, 10);
+		b = a;
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		n += b - a + 1;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+/*
+ * Run on every online CPU in turn, so that no CPU keeps an exited mm as its
+ * lazy TLB mm: its teardown (check_mm()) then runs before we read kmsg.
+ */
+static void visit_cpus(void)
+{
+	cpu_set_t all, one;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/* Kernel messages that fail a case: a lost update, or any warning. */
+static const char * const kmsg_bad[] = {
+	"Bad rss-counter state", "WARNING:", "BUG:", "Oops", "KCSAN:",
+};
+
+/* Fail on what the kernel logged after @marker. */
+static void check_kmsg(struct __test_metadata *_metadata, const char *marker)
+{
+	char rec[2048], *msg;
+	bool seen = false;
+	ssize_t n;
+	int fd, i;
+
+	visit_cpus();
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	while ((n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0 && errno == EPIPE)	/* overwritten: go on */
+			continue;
+		if (n < 0)
+			break;
+		rec[n] = 0;
+		msg = strchr(rec, ';');
+		msg = msg ? msg + 1 : rec;
+		if (!seen) {
+			seen = strstr(msg, marker);
+			continue;
+		}
+		for (i = 0; i < ARRAY_SIZE(kmsg_bad); i++) {
+			bool bad = strstr(msg, kmsg_bad[i]);
+
+			EXPECT_FALSE(bad) TH_LOG("kernel: %s", msg);
+		}
+	}
+	close(fd);
+	EXPECT_TRUE(seen) TH_LOG("kmsg lost the start marker %s", marker);
+}
+
+struct upgrade {
+	pid_t pid;		/* common_pid: the task that cloned */
+	int err;
+};
+
+static struct upgrade upgrades[1024];
+
+FIXTURE(rss_stat) {
+	bool lazy;		/* the kernel has lazy rss_stat */
+	char trace[64];		/* our tracing instance */
+	char marker[128];	/* kmsg record that starts the case */
+	int ncpus;		/* possible CPUs */
+};
+
+FIXTURE_SETUP(rss_stat)
+{
+	char path[128];
+
+	if (geteuid())
+		SKIP(return, "needs root: tracefs, debugfs and /dev/kmsg");
+	memset(buf, 0, sizeof(buf));
+	memset(upgrades, 0, sizeof(upgrades));
+	/* Only small pages: each touch is one page of rss. */
+	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+	self->ncpus = nr_possible_cpus();
+	ASSERT_LT(0, self->ncpus);
+	snprintf(self->marker, sizeof(self->marker), "rss_stat: %s: start %d\n",
+		 _metadata->name, getppid());
+	ASSERT_EQ(0, write_file("/dev/kmsg", self->marker));
+
+	if (access(TRACING "/events", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	self->lazy = !access(TRACING "/" UPGRADE_EVENT, F_OK);
+	if (!self->lazy)
+		return;
+	snprintf(self->trace, sizeof(self->trace),
+		 TRACING "/instances/rss_stat.%d", getppid());
+	ASSERT_EQ(0, mkdir(self->trace, 0700));
+	snprintf(path, sizeof(path), "%s/" UPGRADE_EVENT "/enable", self->trace);
+	ASSERT_EQ(0, write_file(path, "1"));
+}
+
+/* In the parent of the case: after its mm and all others are torn down. */
+FIXTURE_TEARDOWN_PARENT(rss_stat)
+{
+	if (self->trace[0])
+		EXPECT_EQ(0, rmdir(self->trace));
+	write_file(FAIL_FN "/inject", "!" UPGRADE_FN);
+	check_kmsg(_metadata, self->marker);
+}
+
+/* Read and clear the kmem:rss_stat_upgrade events of the case so far. */
+static int read_upgrades(const char *trace)
+{
+	char path[128], *line, *next, *p;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/trace", trace);
+	if (read_file(path, buf, sizeof(buf)) < 0 || write_file(path, ""))
+		return -1;
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		/* "  comm-PID  [CPU] flags  TIME: rss_stat_upgrade: mm_id=N err=E" */
+		p = strstr(line, "rss_stat_upgrade: ");
+		if (line[0] == '#' || !p || n == ARRAY_SIZE(upgrades) ||
+		    sscanf(p, "%*s mm_id=%*u err=%d", &upgrades[n].err) != 1)
+			continue;
+		p = strchr(line, '[') ?: line;
+		while (p > line && p[-1] == ' ')
+			p--;
+		while (p > line && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		upgrades[n++].pid = atoi(p);
+	}
+	return n;
+}
+
+/* Upgrade events among the first @n by @pid (any if 0) that ended in @err. */
+static int count_upgrades(int n, pid_t pid, int err)
+{
+	int i, nr = 0;
+
+	for (i = 0; i < n; i++)
+		nr += (!pid || upgrades[i].pid == pid) && upgrades[i].err == err;
+	return nr;
+}
+
+/*
+ * With lazy rss_stat: the case upgraded exactly one mm since the last look,
+ * successfully, and @pid (the owner) did it.
+ */
+#define EXPECT_ONE_UPGRADE_BY(pid) do {					\
+	if (self->lazy) {						\
+		int _n = read_upgrades(self->trace);				\
+									\
+		EXPECT_EQ(1, _n);					\
+		EXPECT_EQ(1, count_upgrades(_n, pid, 0));		\
+	}								\
+} while (0)
+
+/*
+ * fork+exec makes two mms and shares neither: no upgrade. vfork+exec,
+ * posix_spawn, a CLONE_VM child and a thread each share their parent's mm:
+ * one upgrade, by the parent, the first time only. The exec'd mms check
+ * that they are exact.
+ */
+enum { SHARE_VFORK, SHARE_SPAWN, SHARE_CLONE_VM, SHARE_THREAD, NR_SHARE };
+static const char share_name[NR_SHARE][16] = {
+	"vfork+exec", "posix_spawn", "clone(CLONE_VM)", "pthread_create",
+};
+
+static int share_twice(int how, char **argv)
+{
+	static char stack[STACK_SIZE];
+	pthread_t t;
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		switch (how) {
+		case SHARE_VFORK:
+			pid = vfork();
+			if (!pid) {
+				execv("/proc/self/exe", argv);
+				_exit(127);
+			}
+			break;
+		case SHARE_SPAWN:
+			if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv,
+					environ))
+				pid = -1;
+			break;
+		case SHARE_CLONE_VM:
+			pid = clone(nop_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+				    NULL);
+			break;
+		default:
+			if (pthread_create(&t, NULL, nop_thread, NULL) ||
+			    pthread_join(t, NULL))
+				return 1;
+			continue;
+		}
+		if (wait_status(pid))
+			return 1;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, 20)
+{
+	char **argv = exec_argv(true);
+	pid_t pids[NR_SHARE], pid;
+	int i, n;
+
+	if (!self->lazy)
+		SKIP(return, NO_LAZY);
+	for (i = 0; i < 32; i++) {
+		pid = fork();
+		if (!pid) {
+			execv("/proc/self/exe", argv);
+			_exit(127);
+		}
+		ASSERT_EQ(0, wait_status(pid)) TH_LOG("fork+exec %d", i);
+	}
+	EXPECT_EQ(0, read_upgrades(self->trace));
+
+	for (i = 0; i < NR_SHARE; i++) {
+		pids[i] = fork();
+		if (!pids[i])
+			_exit(share_twice(i, argv));
+	}
+	for (i = 0; i < NR_SHARE; i++)
+		EXPECT_EQ(0, wait_status(pids[i])) TH_LOG("%s", share_name[i]);
+	n = read_upgrades(self->trace);
+	for (i = 0; i < NR_SHARE; i++)
+		EXPECT_EQ(1, count_upgrades(n, pids[i], 0)) TH_LOG("%s", share_name[i]);
+	EXPECT_EQ(NR_SHARE, n);
+}
+
+/*
+ * An idle single-threaded process takes per-CPU memory for its mm_cid (16
+ * bytes per possible CPU), and before lazy rss_stat as much again for its
+ * four rss counters. Bound the growth of Percpu for N idle processes half
+ * way in between. Percpu counts populated pages, so earlier frees can hide
+ * some growth, never add to it: at -smp 4, 2000 processes grew it by 240 kB
+ * before lazy rss_stat and by 96 kB with it, for a bound of 187 kB.
+ */
+#define IDLE_PROCS	2000
+
+TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_for_rss_stat, 90)
+{
+	long before, growth, cid_kb, bound_kb;
+	int i, pipefd[2];
+	char c;
+
+	if (!self->lazy)
+		SKIP(return, NO_LAZY);
+	ASSERT_EQ(0, pipe(pipefd));
+	before = percpu_kb();
+	ASSERT_LT(0, before);
+	for (i = 0; i < IDLE_PROCS; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			close(pipefd[1]);
+			_exit(read(pipefd[0], &c, 1));
+		}
+		ASSERT_LT(0, pid);
+	}
+	growth = percpu_kb() - before;
+	close(pipefd[1]);
+	while (wait(NULL) > 0)
+		;
+	cid_kb = IDLE_PROCS * 16L * self->ncpus / 1024;
+	bound_kb = cid_kb + cid_kb / 2;
+	TH_LOG("Percpu: +%ld kB for %d idle processes (mm_cid: %ld kB), %d CPUs",
+	       growth, IDLE_PROCS, cid_kb, self->ncpus);
+	EXPECT_GT(bound_kb, growth);
+	EXPECT_EQ(0, read_upgrades(self->trace));
+}
+
+/* What the child of the exactness case does on each command byte. */
+static void exact_child(int cmd, int ack, char *own, char *shm, long pages,
+			char **argv)
+{
+	char c;
+
+	while (read(cmd, &c, 1) == 1) {
+		if (c == 'a')
+			touch(own, pages);
+		else if (c == 's')
+			touch(shm, pages);
+		else if (c == 'z')
+			madvise(own, pages * psize(), MADV_DONTNEED);
+		else if (c == 'x')
+			execv("/proc/self/exe", argv);
+		if (write(ack, &c, 1) != 1)
+			break;
+	}
+	_exit(127);
+}
+
+static int command(int cmd, int ack, char c)
+{
+	char r;
+
+	return write(cmd, &c, 1) == 1 && read(ack, &r, 1) == 1 && r == c ? 0 : -1;
+}
+
+/*
+ * A process that never shared its mm: /proc/PID/stat, statm and status are
+ * exact at every step, and each step changes them by the pages it touched.
+ * Its counters hold the pages fork copied and the pages other processes
+ * write into it (remote adds), and the pages it faults itself (owner adds):
+ * a reader that drops either kind is wrong. Last, it execs, and the new mm
+ * checks itself the same way.
+ */
+TEST_F_TIMEOUT(rss_stat, lazy_stat_statm_status_exact_with_owner_and_remote_adds, 10)
+{
+	const long pages = 64, ps = psize();
+	char *copied = map_anon(pages), *own = map_anon(pages);
+	char *remote = map_anon(pages), *shm, one = 1, path[64];
+	int memfd = memfd_create("rss_stat", 0), cmd[2], ack[2], mem, i;
+	struct rss r0, r;
+	pid_t pid;
+
+	ASSERT_TRUE(copied && own && remote);
+	ASSERT_EQ(0, ftruncate(memfd, pages * ps));
+	shm = mmap(NULL, pages * ps, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	ASSERT_NE(MAP_FAILED, shm);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(ack));
+	touch(copied, pages);
+	pid = fork();
+	if (!pid)
+		exact_child(cmd[0], ack[1], own, shm, pages, exec_argv(self->lazy));
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, command(cmd[1], ack[0], '-'));	/* the child is up */
+
+	EXPECT_RSS_EXACT(pid, self->lazy, &r0);
+	EXPECT_LE(pages, r0.anon) TH_LOG("fork did not copy the anon pages");
+
+	ASSERT_EQ(0, command(cmd[1], ack[0], 'a'));
+	EXPECT_RSS_EXACT(pid, self->lazy, &r);
+	EXPECT_EQ(r0.anon + pages, r.anon) TH_LOG("after faulting anon pages");
+
+	ASSERT_EQ(0, command(cmd[1], ack[0], 's'));
+	EXPECT_RSS_EXACT(pid, self->lazy, &r0);
+	EXPECT_EQ(r.shmem + pages, r0.shmem) TH_LOG("after faulting shmem pages");
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem = open(path, O_RDWR);
+	ASSERT_LE(0, mem);
+	for (i = 0; i < pages; i++) {
+		struct iovec local = { &one, 1 }, to = { remote + i * ps, 1 };
+
+		EXPECT_EQ(1, i & 1 ? process_vm_writev(pid, &local, 1, &to, 1, 0) :
+				     pwrite(mem, &one, 1, (uintptr_t)to.iov_base));
+	}
+	close(mem);
+	EXPECT_RSS_EXACT(pid, self->lazy, &r);
+	EXPECT_EQ(r0.anon + pages, r.anon) TH_LOG("after remote writes");
+
+	ASSERT_EQ(0, command(cmd[1], ack[0], 'z'));
+	EXPECT_RSS_EXACT(pid, self->lazy, &r0);
+	EXPECT_EQ(r.anon - pages, r0.anon) TH_LOG("after MADV_DONTNEED");
+
+	ASSERT_EQ(1, write(cmd[1], "x", 1));
+	EXPECT_EQ(0, wait_status(pid)) TH_LOG("the exec'd mm is not exact");
+	EXPECT_RSS_EXACT(0, self->lazy, &r);	/* and so is this process */
+	if (self->lazy)
+		EXPECT_EQ(0, read_upgrades(self->trace));
+}
+
+/* A CLONE_VM child that is no thread (no CLONE_THREAD, no CLONE_VFORK). */
+TEST_F_TIMEOUT(rss_stat, clone_vm_child_faulting_with_parent_ends_exact, 45)
+{
+	static char stack[STACK_SIZE];
+	int ready = 0;
+	struct churner c = { map_churn(), &ready };
+	char *mine = map_churn();
+	struct rss r;
+	pid_t pid;
+
+	ASSERT_TRUE(c.area && mine);
+	pid = clone(churn_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD, &c);
+	ASSERT_LT(0, pid);
+	spin_barrier(&ready, 2);
+	churn(mine, CHURN_ROUNDS);
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_RSS_EXACT(0, false, &r);
+	EXPECT_ONE_UPGRADE_BY(getpid());
+}
+
+/*
+ * The vfork parent waits, but its other threads do not: a vfork child
+ * faulting while a thread of its parent faults.
+ */
+TEST_F_TIMEOUT(rss_stat, vfork_child_faulting_with_parent_thread_ends_exact, 45)
+{
+	int ready = 0;
+	struct churner c = { map_churn(), &ready };
+	char *mine = map_churn();
+	struct rss r;
+	pthread_t t;
+	pid_t pid;
+
+	ASSERT_TRUE(c.area && mine);
+	ASSERT_EQ(0, pthread_create(&t, NULL, churn_thread, &c));
+	pid = vfork();
+	if (!pid) {
+		spin_barrier(&ready, 2);
+		churn(mine, CHURN_ROUNDS);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_status(pid));
+	EXPECT_EQ(0, pthread_join(t, NULL));
+	EXPECT_RSS_EXACT(0, false, &r);
+	EXPECT_ONE_UPGRADE_BY(getpid());
+}
+
+#define IO_QD		16	/* reads in flight, each into fresh pages */
+#define IO_PAGES	16	/* pages per read */
+
+static void prep_read(struct io_uring *ring, int fd, char *dst, long len)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe)
+		return;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ;
+	sqe->flags = IOSQE_ASYNC;	/* in an io-wq worker */
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)dst;
+	sqe->len = len;
+}
+
+static int reap(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+	int res;
+
+	if (io_uring_wait_cqe(ring, &cqe))
+		return -EIO;
+	res = cqe->res;
+	io_uring_cqe_seen(ring);
+	return res;
+}
+
+static int data_memfd(long len)
+{
+	int fd = memfd_create("rss_stat", 0);
+
+	if (fd >= 0 && ftruncate(fd, len))
+		return -1;
+	return fd;
+}
+
+/*
+ * io-wq workers share the mm (CLONE_VM): buffered reads copy into fresh
+ * anon pages, so the workers fault them in while the owner faults its own.
+ */
+TEST_F_TIMEOUT(rss_stat, io_wq_reads_into_fresh_anon_while_owner_faults_ends_exact, 45)
+{
+	const long len = IO_PAGES * psize();
+	char *dst = map_churn(), *mine = map_churn();
+	int fd = data_memfd(len), round, i;
+	struct io_uring ring;
+	struct rss r;
+
+	ASSERT_TRUE(dst && mine && fd >= 0);
+	ASSERT_EQ(0, io_uring_queue_init(IO_QD, &ring, 0));
+	for (round = 0; round < CHURN_ROUNDS / 4; round++) {
+		for (i = 0; i < IO_QD; i++)
+			prep_read(&ring, fd, dst + i * len, len);
+		ASSERT_EQ(IO_QD, io_uring_submit(&ring));
+		churn(mine, 4);
+		for (i = 0; i < IO_QD; i++)
+			ASSERT_EQ(len, reap(&ring));
+		madvise(dst, IO_QD * len, MADV_DONTNEED);
+	}
+	io_uring_queue_exit(&ring);
+	EXPECT_RSS_EXACT(0, false, &r);
+	EXPECT_ONE_UPGRADE_BY(getpid());
+}
+
+#define REMOTE_ITERS	24
+#define REMOTE_PAGES	128
+#define NR_THREADS	8
+
+static void *fault_thread(void *arg)
+{
+	touch(arg, 4);
+	return NULL;
+}
+
+/*
+ * A process creates threads, the first of which upgrades its counters,
+ * while another process writes into it with process_vm_writev() and
+ * /proc/PID/mem, faulting pages in: adds to the shared word race with the
+ * upgrade that folds it. Many processes, so many upgrades.
+ */
+TEST_F_TIMEOUT(rss_stat, threads_created_while_remote_writers_fault_ends_exact, 20)
+{
+	pthread_barrier_t *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	const long ps = psize();
+	pthread_barrierattr_t attr;
+	char path[64], one = 1;
+	int iter, i, mem;
+	struct rss r;
+
+	ASSERT_NE(MAP_FAILED, b);
+	pthread_barrierattr_init(&attr);
+	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	ASSERT_EQ(0, pthread_barrier_init(b, &attr, 2));
+	for (iter = 0; iter < REMOTE_ITERS; iter++) {
+		char *dst = map_anon(REMOTE_PAGES), *own = map_anon(4 * NR_THREADS);
+		pid_t pid;
+
+		ASSERT_TRUE(dst && own);
+		pid = fork();
+		if (!pid) {
+			pthread_t t;
+			int bad = 0;
+
+			pthread_barrier_wait(b);
+			for (i = 0; i < NR_THREADS; i++)
+				bad |= pthread_create(&t, NULL, fault_thread,
+						      own + 4 * i * ps) ||
+				       pthread_join(t, NULL);
+			pthread_barrier_wait(b);	/* threads gone */
+			pthread_barrier_wait(b);	/* checked */
+			_exit(bad);
+		}
+		ASSERT_LT(0, pid);
+		snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+		mem = open(path, O_RDWR);
+		ASSERT_LE(0, mem);
+		pthread_barrier_wait(b);
+		for (i = 0; i < REMOTE_PAGES; i++) {
+			struct iovec local = { &one, 1 }, to = { dst + i * ps, 1 };
+
+			EXPECT_EQ(1, i & 1 ?
+				  process_vm_writev(pid, &local, 1, &to, 1, 0) :
+				  pwrite(mem, &one, 1, (uintptr_t)to.iov_base));
+		}
+		close(mem);
+		pthread_barrier_wait(b);
+		EXPECT_RSS_EXACT(pid, false, &r);
+		EXPECT_ONE_UPGRADE_BY(pid);
+		pthread_barrier_wait(b);
+		EXPECT_EQ(0, wait_status(pid));
+		munmap(dst, REMOTE_PAGES * ps);
+		munmap(own, 4 * NR_THREADS * ps);
+	}
+}
+
+/*
+ * Why fail_upgrade() cannot make the upgrade fail for one task. On x86 a
+ * kprobe that is not ftrace-based (CONFIG_KPROBES_ON_FTRACE, and the
+ * function built with CC_FLAGS_FTRACE) runs in int3 context, where in_task()
+ * is false, so fail_function's task-filter never matches.
+ */
+static const char * const no_fail[] = {
+	NULL, "no " FAIL_FN " (CONFIG_FAIL_FUNCTION)",
+	"fail_function cannot single out a task: no ftrace kprobe on " UPGRADE_FN,
+};
+
+/*
+ * Make the upgrade fail with -@err for this task only (make-it-fail); 0:
+ * stop. Returns 0, -1, or the index of the reason in no_fail[].
+ */
+static int fail_upgrade(int err)
+{
+	static const char * const attr[][2] = {
+		{ FAIL_FN "/task-filter", "Y" }, { FAIL_FN "/probability", "100" },
+		{ FAIL_FN "/interval", "1" }, { FAIL_FN "/times", "-1" },
+		{ FAIL_FN "/space", "0" }, { FAIL_FN "/verbose", "0" },
+		{ FAIL_FN "/inject", UPGRADE_FN },
+	};
+	char retval[32], *p, *eol;
+	int i;
+
+	if (!err)
+		return write_file("/proc/self/make-it-fail", "0") ?:
+		       write_file(FAIL_FN "/inject", "!" UPGRADE_FN);
+	if (access(FAIL_FN, F_OK))
+		mount("debugfs", DEBUGFS, "debugfs", 0, NULL);
+	if (access(FAIL_FN, F_OK))
+		return 1;
+	for (i = 0; i < ARRAY_SIZE(attr); i++)
+		if (write_file(attr[i][0], attr[i][1]))
+			return -1;
+	if (read_file(DEBUGFS "/kprobes/list", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, UPGRADE_FN "+0x0");
+	eol = p ? strchr(p, '\n') : NULL;
+	if (eol)
+		*eol = 0;
+	if (!p || !strstr(p, "[FTRACE]"))
+		return 2;
+	snprintf(retval, sizeof(retval), "%lu", (unsigned long)-err);
+	return write_file(FAIL_FN "/" UPGRADE_FN "/retval", retval) ?:
+	       write_file("/proc/self/make-it-fail", "1");
+}
+
+#define INJECT_ROUNDS	50
+
+/*
+ * With the upgrade failing: pthread_create(), vfork(), posix_spawn() and
+ * clone(CLONE_VM) fail with its error, the process carries on with its
+ * counters still lazy and exact, and no per-CPU memory leaks. Once the
+ * upgrade works again, the next thread upgrades.
+ */
+TEST_F_TIMEOUT(rss_stat, failed_upgrade_fails_clone_keeps_counters_lazy_exact, 15)
+{
+	static char stack[STACK_SIZE];
+	char **argv = exec_argv(true);
+	long before, after;
+	struct rss r;
+	pthread_t t;
+	pid_t pid;
+	int i, n, err;
+
+	if (!self->lazy)
+		SKIP(return, NO_LAZY);
+	before = percpu_kb();
+	err = fail_upgrade(ENOMEM);
+	if (err > 0)
+		SKIP(return, "%s", no_fail[err]);
+	ASSERT_EQ(0, err);
+	for (i = 0; i < INJECT_ROUNDS; i++) {
+		/* glibc reports any failed clone as EAGAIN, as POSIX asks */
+		EXPECT_EQ(EAGAIN, pthread_create(&t, NULL, nop_thread, NULL));
+		pid = vfork();
+		if (!pid)
+			_exit(0);
+		EXPECT_EQ(-1, pid);
+		EXPECT_EQ(ENOMEM, errno);
+		EXPECT_EQ(ENOMEM, posix_spawn(&pid, "/proc/self/exe", NULL, NULL,
+					      argv, environ));
+		pid = clone(nop_fn, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+		EXPECT_EQ(-1, pid);
+		EXPECT_EQ(ENOMEM, errno);
+		if (_metadata->exit_code != KSFT_PASS)
+			break;
+	}
+	ASSERT_EQ(0, fail_upgrade(0));
+	while (wait(NULL) > 0)	/* children of clones that should have failed */
+		;
+	after = percpu_kb();
+	n = read_upgrades(self->trace);
+	EXPECT_EQ(4 * INJECT_ROUNDS, count_upgrades(n, getpid(), -ENOMEM));
+	EXPECT_EQ(4 * INJECT_ROUNDS, n);
+	EXPECT_RSS_EXACT(0, true, &r);
+	EXPECT_EQ(before, after) TH_LOG("Percpu kB after %d failed upgrades",
+					4 * INJECT_ROUNDS);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, nop_thread, NULL));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_RSS_EXACT(0, false, &r);
+	EXPECT_ONE_UPGRADE_BY(getpid());
+}
+
+/*
+ * io-wq creates its workers with CLONE_VM from the submitting task, which
+ * then upgrades. If that fails with -ENOMEM, the first worker is not
+ * created and the request is cancelled; -EAGAIN is retried
+ * (io_should_retry_thread()) a few times before that. The submitter carries
+ * on, exact and lazy, and a later request gets its worker.
+ */
+TEST_F_TIMEOUT(rss_stat, failed_upgrade_for_io_wq_worker_cancels_request, 15)
+{
+	static const int errs[] = { ENOMEM, EAGAIN };
+	const long len = IO_PAGES * psize();
+	char *dst = map_anon(IO_PAGES);
+	int fd = data_memfd(len), i, n, res, err;
+	struct io_uring ring;
+	long before;
+	struct rss r;
+
+	if (!self->lazy)
+		SKIP(return, NO_LAZY);
+	ASSERT_TRUE(dst && fd >= 0);
+	ASSERT_EQ(0, io_uring_queue_init(4, &ring, 0));
+	before = percpu_kb();
+	for (i = 0; i < ARRAY_SIZE(errs); i++) {
+		err = fail_upgrade(errs[i]);
+		if (err > 0)
+			SKIP(return, "%s", no_fail[err]);
+		ASSERT_EQ(0, err);
+		prep_read(&ring, fd, dst, len);
+		ASSERT_EQ(1, io_uring_submit(&ring));
+		res = reap(&ring);
+		ASSERT_EQ(0, fail_upgrade(0));
+		n = read_upgrades(self->trace);
+		TH_LOG("upgrade failing with -%d: %d worker creation attempt(s), read: %d",
+		       errs[i], n, res);
+		EXPECT_EQ(-ECANCELED, res);
+		EXPECT_LE(1, n);
+		EXPECT_EQ(n, count_upgrades(n, getpid(), -errs[i]));
+		EXPECT_RSS_EXACT(0, true, &r);
+	}
+	EXPECT_EQ(before, percpu_kb());
+	prep_read(&ring, fd, dst, len);
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	EXPECT_EQ(len, reap(&ring));
+	io_uring_queue_exit(&ring);
+	EXPECT_ONE_UPGRADE_BY(getpid());
+	EXPECT_RSS_EXACT(0, false, &r);
+}
+
+TEST_HARNESS_MAIN
