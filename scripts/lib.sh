@@ -59,7 +59,7 @@ need_tree() {
 # scripts/bench-tree.sh; ideal is bench-ideal).
 tree_dir() {
 	case $1 in
-	base|bench-base) echo "$BASE" ;;
+	base)		echo "$BASE" ;;
 	patched)	echo "$LINUX" ;;
 	ideal)		echo "$BUILD/bench-ideal" ;;
 	bench-*)	echo "$BUILD/$1" ;;
