@@ -5,8 +5,7 @@
 # kernel's patches applied by git am ("series" is patches/series, or the
 # series file in BENCH_SERIES=DIR, to bench a series before `make export`).
 # Left alone when it already holds exactly those patches (same patch-ids),
-# so that its build directories are not rebuilt for nothing. The base is
-# build/base, made by tree.sh.
+# so that its build directories are not rebuilt for nothing.
 # usage: scripts/bench-tree.sh [bench-]NAME
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +17,6 @@ series=${BENCH_SERIES:-$TOP/patches}
 need_tree "$LINUX"
 read -r -a words < <(awk -v k="$name" '$1 == k' "$list") ||
 	die "no bench kernel '$name' in ${list#"$TOP"/}"
-[ "$name" != base ] || exit 0
 
 patches=()
 for p in "${words[@]:1}"; do
@@ -43,5 +41,5 @@ else
 	say "bench-tree: $name: adding worktree ${tree#"$TOP"/}"
 	git -C "$LINUX" worktree add -q --detach "$tree" "$BASE_TAG"
 fi
-git -C "$tree" am -q "${patches[@]}" ||
+git_id "$tree" am -q "${patches[@]}" ||
 	{ git -C "$tree" am --abort; die "the patches of bench kernel $name do not apply to the base"; }

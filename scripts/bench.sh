@@ -4,10 +4,10 @@
 # (patches/bench-only/kernels: base, patched, ideal, nocid, cache; plus
 # lazyoff, the patched kernel booted with lazy_rss_stat=off). Guests run
 # under TCG with -icount (deterministic guest time), in cells of N online
-# vCPUs and M possible ones; every round boots each kernel in turn. Then
-# perf profiles, and the report: results/bench.md, results/headline.md
-# (also put in README.md), results/*.svg; folded perf stacks in
-# build/bench/perf/.
+# vCPUs and M possible ones (possible_cpus=M, patches/bench-only/possible.patch);
+# in each cell, each kernel boots once and runs the workloads in rounds.
+# Then the report: results/bench.md, results/headline.md (also put in
+# README.md), results/*.svg; folded perf stacks in build/bench/perf/.
 # usage: scripts/bench.sh [--quick]
 # Environment: BENCH_CELLS ("N/M ..."), BENCH_KERNELS, BENCH_ITERS and
 # BENCH_REPS override the sweep; BENCH_OUT writes elsewhere than results/
@@ -25,15 +25,15 @@ esac
 # Cells: online/possible vCPUs. The possible-CPU sweep at 4 online, then
 # more online CPUs.
 if [ "$quick" = 1 ]; then
-	default_cells="4/4 4/255 8/8"
+	default_cells="4/4 4/255" default_reps=2
 else
-	default_cells="4/4 4/64 4/128 4/255 8/8 32/32 64/64"
+	default_cells="4/4 4/64 4/128 4/255 8/8 32/32 64/64" default_reps=3
 fi
 read -r -a cells <<<"${BENCH_CELLS:-$default_cells}"
 all_kernels="base patched lazyoff ideal nocid cache"
 read -r -a kernels <<<"${BENCH_KERNELS:-$all_kernels}"
-iters=${BENCH_ITERS:-1000}
-reps=${BENCH_REPS:-3}
+iters=${BENCH_ITERS:-500}
+reps=${BENCH_REPS:-$default_reps}
 for c in "${cells[@]}"; do
 	{ [[ $c =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && [ "${c%/*}" -le "${c#*/}" ] && [ "${c#*/}" -le 255 ]; } ||
 		die "BENCH_CELLS: '$c' is not ONLINE/POSSIBLE vCPUs with ONLINE <= POSSIBLE <= 255"
@@ -52,7 +52,7 @@ outdir=${BENCH_OUT:-$TOP/results}
 # of the bash loop where the most CPUs are possible, of the threaded exit
 # where the most are online.
 loop_cell=$(printf '%s\n' "${cells[@]}" | sort -t/ -k2,2n -k1,1nr | tail -1)
-exit_cell=$(printf '%s\n' "${cells[@]}" | sort -t/ -k1,1n -k2,2n | tail -1)
+exit_cell=$(printf '%s\n' "${cells[@]}" | sort -t/ -k1,1n -k2,2nr | tail -1)
 workloads() {
 	local w="idle shloop exec exit sh thread threxit"
 	[ "${1%/*}" != "${1#*/}" ] || w="$w pf_threads pf_procs execrate"
@@ -62,17 +62,20 @@ workloads() {
 	echo "$w"
 }
 
-# Expected time, from this project's runs on a 2-core TCG host: a guest
-# boots in 5 s plus 0.25 s per possible vCPU (QEMU runs the offline ones
-# round-robin too); a round of the loops takes 30 s per 1000 iterations,
-# the per-CPU workloads 1 s per online vCPU; a perf profile 60 s.
+# Expected time, from this project's runs on its 2-core host (busy with
+# kernel builds too): a guest boots in 5 s, then runs (1.3 + 0.03 N) times
+# slower than guest time with N online vCPUs (QEMU goes round-robin over
+# them at every exit). Guest time: 3 s to boot; per round 18 s per 1000
+# iterations of the loops plus 0.1 s per online CPU (threxit), and for the
+# per-CPU workloads 2 s plus 0.3 s per online CPU; 20 s per perf profile.
 est=0
 for c in "${cells[@]}"; do
-	per_boot=$((5 + ${c#*/} / 4 + reps * 30 * iters / 1000))
-	[ "${c%/*}" != "${c#*/}" ] || per_boot=$((per_boot + reps * ${c%/*}))
-	[ "$c" != "$loop_cell" ] || per_boot=$((per_boot + 60))
-	[ "$c" != "$exit_cell" ] || per_boot=$((per_boot + 60))
-	est=$((est + ${#kernels[@]} * per_boot))
+	n=${c%/*} m=${c#*/}
+	guest=$((3 + reps * (18 * iters / 1000 + n / 10)))
+	[ "$n" != "$m" ] || guest=$((guest + reps * (2 + n * 3 / 10)))
+	[ "$c" != "$loop_cell" ] || guest=$((guest + 20))
+	[ "$c" != "$exit_cell" ] || guest=$((guest + 20))
+	est=$((est + ${#kernels[@]} * (5 + guest * (130 + 3 * n) / 100)))
 done
 boots=$(( ${#cells[@]} * ${#kernels[@]} ))
 say "bench: ${kernels[*]} x cells (online/possible vCPUs) ${cells[*]} = $boots guest boots, each $reps rounds of $iters iterations"
@@ -103,11 +106,16 @@ raw=$work/raw.txt
 # guest RUN-NAME KERNEL CELL COMMAND...: one icount guest of bench KERNEL.
 guest() {
 	local name=$1 smp=${3%/*} possible=${3#*/}
-	# One virtio-blk queue: the results disk's default is one per possible
-	# CPU, which takes seconds of guest time to set up at 255.
-	local append="rcupdate.rcu_cpu_stall_suppress=1 virtio_blk.num_request_queues=1"
+	# The possible CPUs that are not online are not present either, as
+	# hot-pluggable vCPUs: QEMU then emulates only the online ones. (With
+	# scripts/vm --maxcpus, QEMU emulates all of them, present and
+	# offline: same guest times, ten times the host time at 255.) One
+	# virtio-blk queue: the default is one per possible CPU, which takes
+	# seconds of guest time to set up at 255.
+	local append="possible_cpus=$possible virtio_blk.num_request_queues=1"
+	append="$append rcupdate.rcu_cpu_stall_suppress=1"
 	[ "$2" != lazyoff ] || append="$append lazy_rss_stat=off"
-	"$TOP/scripts/vm" --kernel "${image[$(tree_of "$2")]}" --smp "$smp" --maxcpus "$possible" \
+	"$TOP/scripts/vm" --kernel "${image[$(tree_of "$2")]}" --smp "$smp" \
 		--icount --mem "$((1024 + smp * 64))M" --append "$append" \
 		--timeout 7200 --log "$work/$name" --dir "$stage:/" \
 		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf \

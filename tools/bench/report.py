@@ -373,8 +373,11 @@ def main():
     out += [f"- `{k}`: {WHAT[k]}." for k in kernels]
     out += ["",
             f"Setup: {a.setup}.", "",
-            "- A cell N/M is N vCPUs online of M possible: QEMU `-smp M` and the kernel's `maxcpus=N`, "
-            "so the other M-N are present but never brought up, as hot-pluggable vCPUs of a cloud VM would be. "
+            "- A cell N/M is N vCPUs online of M possible: QEMU `-smp N` and `possible_cpus=M` on the "
+            "kernel command line (patches/bench-only/possible.patch lets it add CPU slots), so the other "
+            "M-N are possible but not present, as the hot-pluggable vCPUs of a cloud VM are. `scripts/vm "
+            "--maxcpus` (QEMU `-smp M`, kernel `maxcpus=N`: present but offline) gives the same guest "
+            "times, but QEMU then emulates all M vCPUs and runs ten times slower on the host at 255. "
             "The per-mm per-CPU allocations are zeroed for every *possible* CPU; sums walk the online ones.",
             "- One boot per kernel and cell, kernels alternating within each cell; each boot runs the "
             "workloads in rounds. Under icount, guest time does not drift, so alternating boots gains "
