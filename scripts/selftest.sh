@@ -126,6 +126,15 @@ for k in "$@"; do
 		grep -Eq "^(not )?ok mm: [0-9]+ ${t#* }( |$)" "$tap" ||
 			{ echo "  $k: no result from mm test ${t#* } (run_vmtests.sh -t ${t% *})"; f=$((f + 1)); }
 	done
+	# Their cases ("# ok N test.case" lines): with the series, a skipped
+	# case is a failure (fail_function or tracing would be missing).
+	for t in ${series_tests[@]+"${series_tests[@]}"}; do
+		[ "$k" != base ] || break
+		while IFS= read -r line; do
+			echo "  $k: ${line#\# }: a test of the series skipped"
+			f=$((f + 1))
+		done < <(grep -E "^# ok [0-9]+ ${t#* }\.[^ ]+ # SKIP" "$tap" || true)
+	done
 	for t in ${series_targets[@]+"${series_targets[@]}"}; do
 		grep -Eq "^(not )?ok [0-9]+ selftests: $t: " "$tap" ||
 			{ echo "  $k: no result from kselftest target $t"; f=$((f + 1)); }
