@@ -196,6 +196,51 @@ def headline(runs, kernels, cells, setup):
     return out + [""]
 
 
+def answers(runs, kernels, cells):
+    """The reviewers' questions, each answered with this run's numbers."""
+    wide = max(cells, key=lambda c: (c[1], -c[0]))
+    big = max(cells, key=lambda c: (c[0], c[1]))
+    narrow = min((c for c in cells if c[0] == wide[0]), key=lambda c: c[1])
+
+    def m(name, cell, fn=wall_us):
+        return medians(runs, kernels, name, cell, fn)
+
+    def r(val, a, b):
+        return ratio(val, a, b) if a in val and b in val else "n/a"
+
+    ex_n, ex_w, ex_b = m("exec", narrow), m("exec", wide), m("exec", big)
+    out = ["## The reviewers' questions, answered from this run", "",
+           "Elapsed guest time, ratios of medians; N/M = online/possible vCPUs. Ratios below 1: "
+           "faster than the kernel in the denominator.", ""]
+    if narrow != wide and "base" in ex_n and "base" in ex_w:
+        grow = ", ".join(f"{k} {100 * (ex_w[k] / ex_n[k] - 1):+.1f}%" for k in kernels if k in ex_n and k in ex_w)
+        out.append(f"- **Bigger boxes?** A fork+exec at {cell_label(wide)} against {cell_label(narrow)}: {grow}. "
+                   f"At {cell_label(wide)}, patched/base {r(ex_w, 'patched', 'base')}, patched/ideal "
+                   f"{r(ex_w, 'patched', 'ideal')}, the bash loop patched/base "
+                   f"{r(m('shloop', wide), 'patched', 'base')}. The base pays for every possible CPU at "
+                   "every mm; what patched and ideal still pay per possible CPU is mm_cid "
+                   f"(nocid/ideal {r(ex_w, 'nocid', 'ideal')}).")
+    if "cache" in kernels:
+        out.append(f"- **Why not cache the per-CPU memory?** fork+exec cache/base {r(ex_w, 'cache', 'base')} and "
+                   f"cache/patched {r(ex_w, 'cache', 'patched')} at {cell_label(wide)}; "
+                   f"cache/patched {r(ex_b, 'cache', 'patched')} at {cell_label(big)}; exit of a threaded "
+                   f"process cache/base {r(m('threxit', big), 'cache', 'base')} at {cell_label(big)}. "
+                   "A cached block still has to be zeroed on every online CPU and summed at teardown, "
+                   "and mm_cid's per-CPU memory is still initialised for every possible CPU.")
+    if "nocid" in kernels:
+        out.append(f"- **What about mm_cid?** nocid/ideal, the most a lazy mm_cid could add: fork+exec "
+                   f"{r(ex_n, 'nocid', 'ideal')} at {cell_label(narrow)}, {r(ex_w, 'nocid', 'ideal')} at "
+                   f"{cell_label(wide)}, {r(ex_b, 'nocid', 'ideal')} at {cell_label(big)}.")
+    th, tx = m("thread", wide), m("threxit", big)
+    pf = medians(runs, kernels, "pf_threads", big, rate)
+    out.append(f"- **What about threaded processes?** Thread spawn (fork + one thread, the upgrade) "
+               f"patched/base {r(th, 'patched', 'base')} at {cell_label(wide)}, "
+               f"{r(m('thread', big), 'patched', 'base')} at {cell_label(big)}; exit of a process with a "
+               f"thread on each of {big[0]} CPUs patched/base {r(tx, 'patched', 'base')}; threaded page "
+               f"faults (throughput) patched/base {r(pf, 'patched', 'base')}.")
+    return out + [""]
+
+
 def fold(script):
     """perf script -F comm,ip,sym with call chains -> {folded stack: samples}."""
     stacks = collections.Counter()
@@ -393,7 +438,7 @@ def main():
             "getrusage()'s user/system split is by tick samples, which beat with steady loops under icount.",
             "- Each cell: median over the rounds, ± the spread (max-min)/median. Percpu growth, rss_stat "
             "upgrades and perf profiles: first round only.", "",
-            "## Headline", ""] + head + [TCG]
+            "## Headline", ""] + head + answers(runs, kernels, cells) + [TCG]
     plots = []
     if len(sweep) > 1:
         out += [f"## Possible CPUs: {sweep[0][0]} online, more possible", "",
