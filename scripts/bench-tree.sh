@@ -9,6 +9,7 @@
 # usage: scripts/bench-tree.sh [bench-]NAME
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+need_deps build
 
 name=${1:?usage: bench-tree.sh [bench-]NAME}
 name=${name#bench-}

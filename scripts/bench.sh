@@ -15,6 +15,7 @@
 # benches a series other than patches/ (see scripts/bench-tree.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+need_deps build vm bench
 
 quick=0
 case ${1:-} in
