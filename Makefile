@@ -8,6 +8,7 @@ S := scripts
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
+RESUME ?= 0
 SMP ?=
 KERNEL ?= patched
 VARIANT ?= test
@@ -15,6 +16,9 @@ MUTANTS ?=
 
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
+endif
+ifeq ($(filter $(RESUME),0 1),)
+$(error RESUME=$(RESUME): want 0 or 1)
 endif
 ifneq ($(SMP),)
 ifeq ($(shell [[ "$(SMP)" =~ ^[1-9][0-9]*$$ ]] && [ $(SMP) -le 255 ] && echo ok),)
@@ -96,10 +100,10 @@ mutate:
 	@$(S)/deps.sh build vm check
 	@$(S)/mutate.sh $(MUTANTS)
 
-## bench         fork/exec/exit benchmarks of the bench kernels, into results/ and README [QUICK=1]
+## bench         fork/exec/exit benchmarks of the bench kernels, into results/ and README [QUICK=1] [RESUME=1: keep the boots of an interrupted run]
 bench:
 	@$(S)/deps.sh build vm bench
-	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick)
+	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume)
 
 ## lint          shellcheck the scripts
 lint:
