@@ -133,7 +133,7 @@ guest() {
 # workloads $reps times (guest time is deterministic under icount: there
 # is no drift for alternation to cancel, and a boot with many possible
 # CPUs is slow on the host).
-i=0
+i=0 booted=0
 start=$(date +%s)
 perf_args=()
 for c in "${cells[@]}"; do
@@ -146,6 +146,7 @@ for c in "${cells[@]}"; do
 		else
 			say "bench: boot $i/$boots: $k, $c vCPUs (online/possible): ${w[*]}"
 			guest "$run" "$k" "$c" bench-guest "$iters" "$reps" "${w[@]}"
+			booted=$((booted + 1))
 		fi
 		sed "s|^|kernel=$k smp=${c%/*} possible=${c#*/} |" "$work/$run/out/results.txt" >>"$raw"
 		for p in "$work/$run"/out/perf-*.script; do
@@ -155,7 +156,7 @@ for c in "${cells[@]}"; do
 		done
 	done
 done
-say "bench: $boots guest boots took $(( ($(date +%s) - start) / 60 )) minutes"
+say "bench: $booted guest boots (of $boots) took $(( ($(date +%s) - start) / 60 )) minutes"
 
 qemu_version=$(qemu-system-x86_64 --version | head -1 | awk '{print $4}')
 host_cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
