@@ -162,11 +162,18 @@ def idle_table(runs, kernels, cells):
     return out + [""]
 
 
+def key_cells(cells):
+    """The cells the headline and the answers quote: (narrow, wide, big):
+    the most possible CPUs (the fewest online among those), the same number
+    online with the fewest possible, and the most online CPUs."""
+    wide = max(cells, key=lambda c: (c[1], -c[0]))
+    narrow = min((c for c in cells if c[0] == wide[0]), key=lambda c: c[1])
+    return narrow, wide, max(cells)
+
+
 def headline(runs, kernels, cells, setup):
     """The README block: the possible-CPU result and the largest -smp."""
-    wide = max(cells, key=lambda c: (c[1], -c[0]))
-    big = max(cells, key=lambda c: (c[0], c[1]))
-    narrow = min((c for c in cells if c[0] == wide[0]), key=lambda c: c[1])
+    narrow, wide, big = key_cells(cells)
     rows = [(f"fork+exec (`exec`), {cell_label(c)} CPUs, µs", "exec", c, wall_us, "{:.1f}")
             for c in dict.fromkeys([narrow, wide, big])]
     rows += [(f"bash loop (`shloop`), {cell_label(c)} CPUs, µs", "shloop", c, wall_us, "{:.1f}")
@@ -206,9 +213,7 @@ def headline(runs, kernels, cells, setup):
 
 def answers(runs, kernels, cells):
     """The reviewers' questions, each answered with this run's numbers."""
-    wide = max(cells, key=lambda c: (c[1], -c[0]))
-    big = max(cells, key=lambda c: (c[0], c[1]))
-    narrow = min((c for c in cells if c[0] == wide[0]), key=lambda c: c[1])
+    narrow, wide, big = key_cells(cells)
 
     def m(name, cell, fn=wall_us):
         return medians(runs, kernels, name, cell, fn)
@@ -464,7 +469,7 @@ def main():
             "Each kernel against base, in the same rounds: single-threaded fork/exec (`exec`, "
             "`shloop`, `exit`, `sh`) and threaded processes (`thread`: thread spawn; `threxit`: exit "
             "of a process with threads on every online CPU).", ""]
-    for cell in dict.fromkeys([max(cells, key=lambda c: (c[1], -c[0])), max(cells)]):
+    for cell in dict.fromkeys(key_cells(cells)[1:]):
         out += alternatives(runs, kernels, cell)
     out += ["## Per workload", "", "Elapsed guest time per iteration, µs, for every cell.", ""]
     for name, desc in LATENCY:
