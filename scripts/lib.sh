@@ -62,7 +62,10 @@ tree_dir() {
 	base)		echo "$BASE" ;;
 	patched)	echo "$LINUX" ;;
 	ideal)		echo "$BUILD/bench-ideal" ;;
-	bench-*)	echo "$BUILD/$1" ;;
+	bench-*)	awk -v k="${1#bench-}" '$1 == k { found = 1 } END { exit !found }' \
+				"$TOP/patches/bench-only/kernels" ||
+				die "unknown bench kernel '$1' (not in patches/bench-only/kernels)"
+			echo "$BUILD/$1" ;;
 	*)		die "unknown kernel tree '$1' (base patched ideal bench-NAME)" ;;
 	esac
 }
