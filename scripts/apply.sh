@@ -12,25 +12,21 @@ kdir=${1:?usage: apply.sh KDIR}
 git -C "$kdir" rev-parse --git-dir >/dev/null 2>&1 || die "KDIR=$kdir is not a git tree"
 [ -z "$(git -C "$kdir" status --porcelain --untracked-files=no)" ] ||
 	die "KDIR=$kdir has uncommitted changes; commit or stash them first"
-v=$(make -s -C "$kdir" kernelversion 2>/dev/null) || die "cannot read the kernel version of $kdir"
-case $v in 6.12|6.12.*) ;; *) die "$kdir is Linux $v; the series is for 6.12.y" ;; esac
-
-series=$TOP/patches/series
-[ -f "$series" ] || die "missing $series"
-mapfile -t list < <(grep -v -e '^#' -e '^$' "$series")
-[ ${#list[@]} -gt 0 ] || { say "patches/series is empty: nothing to apply"; exit 0; }
+v=$(kernel_version "$kdir") || exit
+files=$(series_patches "$PATCHES") || exit
+mapfile -t list <<<"$files"
+[ -n "$files" ] || { say "patches/series is empty: nothing to apply"; exit 0; }
 
 start=$(git -C "$kdir" rev-parse HEAD)
 n=0
 for p in "${list[@]}"; do
 	n=$((n + 1))
-	[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
-	if ! out=$(git_id "$kdir" am --quiet "$TOP/patches/$p" 2>&1); then
+	if ! out=$(git_id "$kdir" am --quiet "$p" 2>&1); then
 		git -C "$kdir" am --abort >/dev/null 2>&1 || true
 		git -C "$kdir" reset -q --hard "$start"
 		files=$(printf '%s\n' "$out" | sed -n 's/^error: \(patch failed: \)\{0,1\}\([^:]*\):.*/\2/p' | sort -u | tr '\n' ' ')
 		printf '%s\n' "$out" | sed 's/^/  | /' >&2
-		die "patch $n/${#list[@]} ($p) does not apply to $kdir (Linux $v); failing files: ${files:-see above}. Tree reset to $start"
+		die "patch $n/${#list[@]} (${p##*/}) does not apply to $kdir (Linux $v); failing files: ${files:-see above}. Tree reset to $start"
 	fi
 done
 say "applied ${#list[@]} patches to $kdir"

@@ -14,9 +14,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build
 
-cover=$TOP/patches/0000-cover-letter.patch
-old=$TOP/Documentation/lazy-rss/cover-letter.txt
-[ ! -f "$old" ] || die "${old#"$TOP"/}: the cover letter lives in ${cover#"$TOP"/} now; move your text there and remove this file"
+cover=$PATCHES/0000-cover-letter.patch
 
 # Subject, blank line, text of the cover letter $1 (without [PATCH 0/N],
 # the shortlog and the diffstat that format-patch adds).
@@ -36,16 +34,9 @@ cover_text() {
 # README.md between <!-- series:begin --> and <!-- series:end -->: the
 # patches of patches/series, in order.
 readme_series() {
-	local readme=$TOP/README.md
-	if ! grep -q '^<!-- series:begin -->$' "$readme" || ! grep -q '^<!-- series:end -->$' "$readme"; then
-		die "README.md has no <!-- series:begin --> / <!-- series:end --> lines"
-	fi
-	series_list >"$readme.series"
-	awk -v list="$readme.series" '/^<!-- series:end -->$/ { skip = 0 }
-		!skip { print } /^<!-- series:begin -->$/ { while ((getline l < list) > 0) print l; skip = 1 }' \
-		"$readme" >"$readme.new"
-	mv "$readme.new" "$readme"
-	rm -f "$readme.series"
+	series_list >"$README.series"
+	readme_splice series "$README.series"
+	rm -f "$README.series"
 }
 
 # A README.md in each mirror directory that holds mirrored files.
@@ -91,14 +82,14 @@ trap 'rm -rf "$tmp"' EXIT
 git -C "$LINUX" format-patch -q --zero-commit --no-signature --cover-letter \
 	--cover-from-description=subject --subject-prefix="${prefix:-PATCH}" \
 	-o "$tmp" "$BASE_TAG..$BRANCH"
-rm -f "$TOP"/patches/*.patch
-cp "$tmp"/*.patch "$TOP/patches/"
+rm -f "$PATCHES"/*.patch
+cp "$tmp"/*.patch "$PATCHES/"
 {
 	echo "# Patches of the lazy-rss series, in order (git am)."
-	for p in "$TOP"/patches/*.patch; do
+	for p in "$PATCHES"/*.patch; do
 		case $p in */0000-cover-letter.patch) ;; *) basename "$p" ;; esac
 	done
-} >"$TOP/patches/series"
+} >"$PATCHES/series"
 
 # The mirror: every file the series adds, nothing else.
 mapfile -t added < <(mirror_added "$LINUX" "$BRANCH")

@@ -8,9 +8,11 @@
 #           scripts/build.sh, which puts the suites in it), QEMU -smp $SMP
 #   kcsan:  the same on the patched KCSAN kernel (.out-kcsan)
 #   i386:   kunit.py run --arch=i386, SMP (configs/i386.config), QEMU
-#           -smp $SMP, build dir .kunit-i386; then W=1 on the series' objects
+#           -smp $SMP, build dir .kunit-i386
 # Each kernel is built in the tree $LINUX (build/linux) with ccache.
-# Prints "kunit-ARCH: N passed, N failed, N skipped" on the last line.
+# Prints "kunit-ARCH: N passed, N failed, N skipped" on the last line;
+# exits 1 when a test failed, 3 when no test ran (the kernel did not
+# build or boot).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm
@@ -24,49 +26,56 @@ log=$LOGS/kunit-$arch.log
 timeout=${KUNIT_TIMEOUT:-900}
 args=()
 for k in "${kconfigs[@]}"; do args+=(--kunitconfig="$k"); done
+# kunit.py build (config and build), unless the kernel is built already,
+# then kunit.py exec, each with the common options.
+build=1
 case $arch in
 uml)
 	# 6.12 UML WARNs at boot when PCI over virtio has no device ID;
 	# none of our tests use it.
 	bdir=.kunit
-	cmd=(run "${args[@]}" --build_dir="$bdir" --jobs="$JOBS" --timeout="$timeout"
-	     --make_options="CC=$CC_CCACHE" --kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
+	common=("${args[@]}" --build_dir="$bdir" --make_options="CC=$CC_CCACHE"
+		--kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
 	what="building (cold: ~7 min) and running the UML KUnit kernel"
 	;;
 x86_64|kcsan)
 	variant="test"
 	[ "$arch" = x86_64 ] || variant=kcsan
 	bdir=.out-$variant
-	"$TOP/scripts/build.sh" $variant patched >/dev/null
+	"$TOP/scripts/build.sh" $variant patched
 	for k in "${kconfigs[@]}"; do
 		check_config "$k" "$LINUX/$bdir/.config" ||
 			die "the test kernel lacks the KUnit suite of $k (see above)"
 	done
-	cmd=(exec --arch=x86_64 --build_dir="$bdir" --timeout="$timeout"
-	     --qemu_args="-smp $GUEST_SMP")
+	build=0
+	common=(--arch=x86_64 --build_dir="$bdir" --qemu_args="-smp $GUEST_SMP")
 	what="running the KUnit suites of the patched $variant kernel, QEMU -smp $GUEST_SMP"
 	;;
 i386)
 	bdir=.kunit-i386
-	cmd=(run "${args[@]}" --kunitconfig="$TOP/configs/i386.config" --arch=i386
-	     --build_dir="$bdir" --jobs="$JOBS" --timeout="$timeout"
-	     --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_SMP")
+	common=("${args[@]}" --kunitconfig="$TOP/configs/i386.config" --arch=i386
+		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_SMP")
 	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU -smp $GUEST_SMP"
 	;;
 *)	die "unknown KUnit arch '$arch' (uml x86_64 kcsan i386)" ;;
 esac
-[ -z "${KUNIT_FILTER:-}" ] || cmd+=("$KUNIT_FILTER")
+kunit() { (cd "$LINUX" && python3 tools/testing/kunit/kunit.py "$@") >>"$log" 2>&1; }
 
 say "kunit $arch: $what (log: ${log#"$TOP"/})"
+: >"$log"
+if [ "$build" = 1 ] && ! kunit build "${common[@]}" --jobs="$JOBS"; then
+	tail -30 "$log" | sed 's/^/  | /' >&2
+	echo "kunit-$arch: the KUnit kernel did not build (log: ${log#"$TOP"/})"
+	exit "$EXIT_NOBUILD"
+fi
 set +e
-(cd "$LINUX" && python3 tools/testing/kunit/kunit.py "${cmd[@]}") >"$log" 2>&1
+kunit exec "${common[@]}" --timeout="$timeout" ${KUNIT_FILTER:+"$KUNIT_FILTER"}
 rc=$?
 set -e
 summary=$(grep -E 'Ran [0-9]+ tests?' "$log" | tail -1)
 if [ -z "$summary" ]; then
-	tail -30 "$log" | sed 's/^/  | /' >&2
-	echo "kunit-$arch: no test ran (kunit.py status $rc, log: ${log#"$TOP"/})"
-	tally fail "kunit-$arch"
+	tail -30 "$log" | sed 's/^/  | /'
+	tally fail "kunit-$arch: no test ran: the kernel did not boot or crashed (kunit.py status $rc, log: ${log#"$TOP"/})"
 	tally_end "kunit-$arch" || exit
 fi
 read -r passed failed skipped < <(echo "$summary" | awk '{
@@ -86,17 +95,4 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	tally fail "kunit.py exited with status $rc"
 fi
 
-if [ "$arch" = i386 ]; then
-	# The series' C files with W=1 in the same 32-bit config.
-	mapfile -t objs < <(git -C "$LINUX" diff --name-only "$BASE_TAG" HEAD -- '*.c' |
-		grep -v '^tools/' | sed 's/\.c$/.o/')
-	wlog=$LOGS/kunit-i386-w1.log
-	if make -C "$LINUX" O="$bdir" ARCH=i386 CC="$CC_CCACHE" W=1 -j"$JOBS" "${objs[@]}" >"$wlog" 2>&1 &&
-	   ! grep -E '(warning|error):' "$wlog"; then
-		tally pass
-	else
-		tail -20 "$wlog" | sed 's/^/  | /'
-		tally fail "W=1 on the series' objects for i386 (log: ${wlog#"$TOP"/})"
-	fi
-fi
 tally_end "kunit-$arch"

@@ -11,8 +11,24 @@ BASE=${BASE:-$BUILD/base}
 BASE_TAG=lazy-rss-base
 BRANCH=lazy-rss
 JOBS=${JOBS:-$(nproc)}
-# vCPUs of a guest (scripts/vm --smp, make selftest SMP=, KUnit on x86_64).
+
+say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+
+# How a script ends, which make check and make mutate read: 0 when all
+# its checks passed, 1 when a check failed, 2 on an error (bad input,
+# a missing tree: die), 3 when it could not build what it tests (a
+# mutant that breaks the build is not caught by it: die_build).
+EXIT_FAIL=1 EXIT_ERROR=2 EXIT_NOBUILD=3
+die() { printf 'error: %s\n' "$*" >&2; exit "$EXIT_ERROR"; }
+die_build() { printf 'error: %s\n' "$*" >&2; exit "$EXIT_NOBUILD"; }
+
+# A number of vCPUs a guest can have, at least $2 (default 1): the pc
+# machine takes up to 255 vCPUs; the guest kernels have NR_CPUS=256.
+cpus_ok() { [[ $1 =~ ^[1-9][0-9]*$ ]] && [ "$1" -le 255 ] && [ "$1" -ge "${2:-1}" ]; }
+# vCPUs of a guest (scripts/vm --smp, make selftest SMP=, KUnit on QEMU).
 GUEST_SMP=${SMP:-4}
+cpus_ok "$GUEST_SMP" || die "SMP=$SMP: want a number of vCPUs from 1 to 255"
 
 # Logs of every step: build/logs/ (make check names each one it writes).
 LOGS=$BUILD/logs
@@ -33,10 +49,6 @@ git_id() {	# git_id TREE ARGS...: git in TREE, with our identity if it has none
 # (quick when they are there). make check's deps test reads these calls.
 need_deps() { "$TOP/scripts/deps.sh" "$@"; }
 
-say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
-warn() { printf 'warning: %s\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
-
 # ccache keyed on paths relative to the tree, so that a fresh clone of this
 # repository in another directory still hits the cache (CI does that).
 use_ccache() {
@@ -54,21 +66,102 @@ need_tree() {
 		die "$1 is not a kernel git tree: run 'make tree' first"
 }
 
-# Source tree of a kernel name: base, patched (the series being worked on),
-# or bench-NAME, a bench kernel of patches/bench-only/kernels (made by
-# scripts/bench-tree.sh; ideal is bench-ideal).
-tree_dir() {
-	case $1 in
-	base)		echo "$BASE" ;;
-	patched)	echo "$LINUX" ;;
-	ideal)		echo "$BUILD/bench-ideal" ;;
-	bench-*)	awk -v k="${1#bench-}" '$1 == k { found = 1 } END { exit !found }' \
-				"$TOP/patches/bench-only/kernels" ||
-				die "unknown bench kernel '$1' (not in patches/bench-only/kernels)"
-			echo "$BUILD/$1" ;;
-	*)		die "unknown kernel tree '$1' (base patched ideal bench-NAME)" ;;
+# The Linux version of the tree $1, which must be a 6.12.y.
+kernel_version() {
+	local v
+	v=$(make -s -C "$1" kernelversion 2>/dev/null) || die "cannot read the kernel version of $1"
+	case $v in
+	6.12|6.12.*) echo "$v" ;;
+	*) die "$1 is Linux $v; the series is for 6.12.y" ;;
 	esac
 }
+
+# worktree_at_base DIR: DIR is a detached worktree of build/linux at the
+# base (tag lazy-rss-base) with no change: added when missing, else reset
+# (an interrupted git am aborted, changes to tracked files dropped).
+worktree_at_base() {
+	if [ ! -e "$1/.git" ]; then
+		git -C "$LINUX" worktree add -q --detach "$1" "$BASE_TAG" || die "cannot add the worktree $1"
+		return
+	fi
+	git -C "$1" am --abort >/dev/null 2>&1 || true
+	{ git -C "$1" checkout -q -f --detach "$BASE_TAG" && git -C "$1" reset -q --hard; } ||
+		die "cannot reset the worktree $1 to $BASE_TAG"
+}
+
+# series_patches DIR: the patch files that DIR/series lists, in order,
+# one path a line (DIR: $PATCHES, or a series of BENCH_SERIES=DIR).
+PATCHES=$TOP/patches
+series_patches() {
+	local dir=$1 p
+	[ -f "$dir/series" ] || die "no series file in $dir"
+	while read -r p; do
+		[ -f "$dir/$p" ] || die "${dir#"$TOP"/}/series names $p, which does not exist"
+		echo "$dir/$p"
+	done < <(grep -v -e '^#' -e '^$' "$dir/series")
+}
+
+# The objects of the C files the series (in $LINUX) changes or adds,
+# outside tools/, whose source tree $1 has (default: $LINUX). One a line.
+series_objects() {
+	local files f
+	files=$(git -C "$LINUX" diff --name-only "$BASE_TAG" HEAD -- '*.c' ':!tools/') ||
+		die "$LINUX: cannot list the series' files (git diff $BASE_TAG HEAD)"
+	for f in $files; do
+		if [ -f "${1:-$LINUX}/$f" ]; then echo "${f%.c}.o"; fi
+	done
+}
+
+# The kernels: the registry ./kernels, one line each, NAME PATCHES BOOT
+# DESCRIPTION separated by tabs (see its header).
+KERNELS_FILE=$TOP/kernels
+kernel_names() {	# every NAME, in the registry's order, one a line
+	awk -F'\t+' '!/^#/ && NF >= 4 { print $1 }' "$KERNELS_FILE"
+}
+kernel_field() {	# kernel_field NAME patches|boot|desc
+	local n
+	case $2 in patches) n=2 ;; boot) n=3 ;; desc) n=4 ;; *) die "kernel_field: no field $2" ;; esac
+	awk -F'\t+' -v k="$1" -v n="$n" '!/^#/ && NF >= 4 && $1 == k { print $n; found = 1; exit }
+		END { exit !found }' "$KERNELS_FILE" ||
+		die "unknown kernel '$1' (the kernels of ${KERNELS_FILE#"$TOP"/}: $(kernel_names | paste -sd' '))"
+}
+kernel_boot() {	# the kernel command line that NAME's guests add (may be empty)
+	local b
+	b=$(kernel_field "$1" boot) || exit
+	[ "$b" = - ] || echo "$b"
+}
+# The bench tree of NAME: build/bench-FIRST, FIRST being the first kernel
+# of the registry with NAME's patches (lazyoff: build/bench-patched).
+bench_tree() {
+	local p
+	p=$(kernel_field "$1" patches) || exit
+	echo "$BUILD/bench-$(awk -F'\t+' -v p="$p" '!/^#/ && NF >= 4 && $2 == p { print $1; exit }' "$KERNELS_FILE")"
+}
+# Guest kernel variants (scripts/build.sh): test (guest + debug options),
+# bench (guest only), kasan and kcsan (test + KASAN or KCSAN).
+VARIANTS="test bench kasan kcsan"
+variant_ok() { [[ " $VARIANTS " == *" $1 "* ]]; }
+# kernel_tree NAME VARIANT: the source tree of that kernel: the base and
+# the patched test kernels (every variant but bench) are built in
+# build/base and build/linux, the others in their bench tree.
+kernel_tree() {
+	variant_ok "$2" || die "unknown kernel variant '$2' ($VARIANTS)"
+	case $2/$1 in
+	bench/*)	bench_tree "$1" ;;
+	*/base)		echo "$BASE" ;;
+	*/patched)	echo "$LINUX" ;;
+	*)		bench_tree "$1" ;;
+	esac
+}
+kernel_image() {	# kernel_image NAME VARIANT: the bzImage scripts/build.sh makes
+	local t
+	t=$(kernel_tree "$1" "$2") || exit
+	echo "$t/.out-$2/arch/x86/boot/bzImage"
+}
+
+# A kselftest target of tree $LINUX that run_kselftest.sh runs (rseq, proc,
+# ...; not mm, which runs by run_vmtests.sh categories).
+ksft_target() { [ "$1" != mm ] && [ -f "$LINUX/tools/testing/selftests/$1/Makefile" ]; }
 
 # The KUnit suites: every .kunitconfig that the series adds to tree $1
 # (lib/tests/.kunitconfig, ...), or $KUNITCONFIG when set. One per line.
@@ -89,9 +182,10 @@ kunitconfigs() {
 # check (a failure or a skip is named); tally_add LINE: add the counts of a
 # sub-step's "N passed, N failed[, N skipped]" line (a line without them
 # counts as one failure); tally_sub COMMAND...: run a sub-step that ends
-# with such a line, show its output indented and add its counts;
-# tally_end [LABEL]: print the closing line
-# "[LABEL: ]N passed, N failed, N skipped" and return non-zero on a failure.
+# with such a line, show its output indented and add its counts (and a
+# failure if it exits non-zero with none); tally_end [LABEL]: print the
+# closing line "[LABEL: ]N passed, N failed, N skipped" and return
+# non-zero ($EXIT_FAIL) on a failure.
 passed=0 failed=0 skipped=0
 tally() {
 	case $1 in
@@ -107,16 +201,18 @@ tally_add() {
 	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-1})) skipped=$((skipped + ${s:-0}))
 }
 tally_sub() {	# run a sub-step, show its output indented, add its last line
-	local out line
+	local out line rc before=$failed
 	out=$("$@" 2>&1)
+	rc=$?
 	printf '%s\n' "$out" | sed -e '$d' -e 's/^/  /'
 	line=$(printf '%s\n' "$out" | tail -1)
 	echo "  $line"
 	tally_add "$line"
+	[ "$rc" -eq 0 ] || [ "$failed" -gt "$before" ] || tally fail "${*##*/}: exit status $rc"
 }
 tally_end() {
 	echo "${1:+$1: }$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ]
+	[ "$failed" -eq 0 ] || return "$EXIT_FAIL"
 }
 
 # Every CONFIG_X=v of fragment $1 must hold in .config $2 ("=n" means unset).
@@ -152,7 +248,6 @@ log_has_bad() {
 # with a generated README.md in each mirror root (lib, include, mm, kernel,
 # tools/testing/selftests, Documentation/SUBDIR).
 MIRROR_DIRS=(lib include mm kernel tools/testing/selftests Documentation)
-# Project notes live in Documentation/lazy-rss and are not part of the mirror.
 mirror_added() {	# files added between base tag and commit $2 of repo $1
 	git -C "$1" diff --name-only --diff-filter=A "$BASE_TAG" "$2" -- "${MIRROR_DIRS[@]}"
 }
@@ -160,12 +255,11 @@ mirror_root() {	# the mirror root of each path on stdin
 	sed -E 's,^(Documentation/[^/]+|tools/testing/selftests|[^/]+)/.*,\1,'
 }
 mirror_roots() {	# the mirror roots that exist in this repo
-	git -C "$TOP" ls-files -co --exclude-standard -- "${MIRROR_DIRS[@]}" | mirror_root | sort -u |
-		grep -v '^Documentation/lazy-rss$' || true
+	git -C "$TOP" ls-files -co --exclude-standard -- "${MIRROR_DIRS[@]}" | mirror_root | sort -u
 }
 mirror_tracked() {	# mirror files this repo holds now
 	git -C "$TOP" ls-files -co --exclude-standard -- "${MIRROR_DIRS[@]}" |
-		grep -v -e '^Documentation/lazy-rss/' -e '^Documentation/[^/]*/README\.md$' \
+		grep -v -e '^Documentation/[^/]*/README\.md$' \
 			-e '^tools/testing/selftests/README\.md$' -e '^[^/]*/README\.md$' || true
 }
 # The patches of patches/series as a Markdown list of their subjects.
@@ -174,7 +268,27 @@ series_list() {
 	while read -r p; do
 		n=$((n + 1))
 		printf '%d. %s\n' "$n" "$(awk '/^Subject: / { s = $0; c = 1; next }
-			c && /^[ \t]/ { s = s $0; next } c { exit } END { print s }' "$TOP/patches/$p" |
+			c && /^[ \t]/ { s = s $0; next } c { exit } END { print s }' "$p" |
 			sed -E 's/^Subject: (\[[^]]*\] )?//')"
-	done < <(grep -v -e '^#' -e '^$' "$TOP/patches/series")
+	done < <(series_patches "$PATCHES")
+}
+
+# Generated blocks of README.md, between the lines <!-- NAME:begin --> and
+# <!-- NAME:end --> (NAME: series, bench). readme_block NAME: print the
+# block; readme_splice NAME FILE: make FILE's lines the block.
+README=$TOP/README.md
+readme_markers() {
+	if ! grep -qx "<!-- $1:begin -->" "$README" || ! grep -qx "<!-- $1:end -->" "$README"; then
+		die "README.md has no <!-- $1:begin --> / <!-- $1:end --> lines"
+	fi
+}
+readme_block() {
+	readme_markers "$1"
+	sed -n "/^<!-- $1:begin -->\$/,/^<!-- $1:end -->\$/p" "$README" | sed '1d;$d'
+}
+readme_splice() {
+	readme_markers "$1"
+	awk -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" -v f="$2" '$0 == e { skip = 0 }
+		!skip { print } $0 == b { while ((getline l < f) > 0) print l; skip = 1 }' \
+		"$README" >"$README.new" && mv "$README.new" "$README"
 }

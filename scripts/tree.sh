@@ -30,11 +30,7 @@ make_base_repo() {
 		tar -xf "$tarball" -C "$tmp" --strip-components=1
 	fi
 	local v
-	v=$(make -s -C "$tmp" kernelversion 2>/dev/null) || die "cannot read the kernel version of the base"
-	case $v in
-	6.12|6.12.*) ;;
-	*) rm -rf "$tmp"; die "base is Linux $v; the series is for 6.12.y" ;;
-	esac
+	v=$(kernel_version "$tmp") || { rm -rf "$tmp"; exit "$EXIT_ERROR"; }
 	say "creating git repository for Linux $v"
 	git -C "$tmp" init -q -b master
 	git -C "$tmp" config user.name "$GIT_NAME"
@@ -59,7 +55,7 @@ git -C "$LINUX" rev-parse -q --verify "$BASE_TAG" >/dev/null ||
 
 if [ ! -e "$BASE/.git" ]; then
 	say "adding base worktree $BASE"
-	git -C "$LINUX" worktree add -q --detach "$BASE" "$BASE_TAG"
+	worktree_at_base "$BASE"
 fi
 
 if ! git -C "$LINUX" rev-parse -q --verify "refs/heads/$BRANCH" >/dev/null; then
