@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit test of the bench report (make check: python3 -m unittest
+test_report, in tools/bench): a small raw file of scripts/bench.sh, with
+one kernel missing from a cell, through bench_stats, bench_tables,
+bench_prose and report.report()."""
+import os
+import tempfile
+import unittest
+
+import bench_prose
+import bench_tables
+import report
+from bench_stats import Data, ratio, read_kernels, spread, wall_us
+
+REGISTRY = """# NAME PATCHES BOOT DESCRIPTION
+base\tpossible.patch\t-\tthe base
+patched\tseries,possible.patch\t-\tthe series
+ideal\tideal.patch,possible.patch\t-\tthe floor
+"""
+# exec at 4/255: base 2.0, 2.3, 2.1 s for 500 (4000, 4600, 4200 µs; median
+# 4200, not the mean 4267; spread 600/4200 = 14.3%), patched 1.89 s (3780 µs: 0.900 of base),
+# ideal 1.8 s (3600 µs: patched/ideal 1.050). At 4/4, no ideal at all.
+RAW = """name=roles narrow=4/4 wide=4/255 big=4/255
+kernel=base cell=4/4 round=1 name=exec iters=500 wall_s=1.500 sys_s=1 user_s=0
+kernel=base cell=4/4 round=2 name=exec iters=500 wall_s=1.600 sys_s=1 user_s=0
+kernel=patched cell=4/4 round=1 name=exec iters=500 wall_s=1.450 sys_s=1 user_s=0
+kernel=patched cell=4/4 round=2 name=exec iters=500 wall_s=1.450 sys_s=1 user_s=0
+kernel=base cell=4/255 round=1 name=exec iters=500 wall_s=2.000 sys_s=1 user_s=0
+kernel=base cell=4/255 round=2 name=exec iters=500 wall_s=2.300 sys_s=1 user_s=0
+kernel=base cell=4/255 round=3 name=exec iters=500 wall_s=2.100 sys_s=1 user_s=0
+kernel=patched cell=4/255 round=1 name=exec iters=500 wall_s=1.890 sys_s=1 user_s=0
+kernel=ideal cell=4/255 round=1 name=exec iters=500 wall_s=1.800 sys_s=1 user_s=0
+kernel=base cell=4/255 round=1 name=thread iters=500 wall_s=1.000 sys_s=1 user_s=0
+kernel=patched cell=4/255 round=1 name=thread iters=500 wall_s=1.010 sys_s=1 user_s=0
+kernel=base cell=4/255 round=1 name=idle procs=1000 percpu_kb_before=100 percpu_kb_after=6244
+kernel=patched cell=4/255 round=1 name=idle procs=1000 percpu_kb_before=100 percpu_kb_after=3172
+"""
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        raw = os.path.join(self.dir.name, "raw.txt")
+        kernels = os.path.join(self.dir.name, "kernels")
+        with open(raw, "w") as f:
+            f.write(RAW)
+        with open(kernels, "w") as f:
+            f.write(REGISTRY)
+        self.data = Data(raw)
+        self.registry = read_kernels(kernels)
+        self.kernels = self.data.kernels(list(self.registry))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_registry_and_roles(self):
+        self.assertEqual(list(self.registry), ["base", "patched", "ideal"])
+        self.assertEqual(self.registry["ideal"], "the floor")
+        self.assertEqual(self.data.roles, {"narrow": (4, 4), "wide": (4, 255), "big": (4, 255)})
+        self.assertEqual(self.data.cells, [(4, 4), (4, 255)])
+
+    def test_medians_spreads_ratios(self):
+        val = self.data.medians(self.kernels, "exec", (4, 255), wall_us)
+        self.assertAlmostEqual(val["base"], 4200.0)
+        self.assertAlmostEqual(val["patched"], 3780.0)
+        self.assertAlmostEqual(spread(self.data.values("exec", "base", (4, 255), wall_us)), 100 * 600 / 4200)
+        self.assertEqual(ratio(val, "patched", "base"), "0.900")
+        self.assertEqual(ratio(val, "patched", "ideal"), "1.050")
+        # Two rounds: the median is their mean.
+        self.assertAlmostEqual(self.data.medians(self.kernels, "exec", (4, 4), wall_us)["base"], 3100.0)
+
+    def test_kernel_missing_from_a_cell(self):
+        val = self.data.medians(self.kernels, "exec", (4, 4), wall_us)
+        self.assertNotIn("ideal", val)
+        self.assertIsNone(ratio(val, "patched", "ideal"))
+        rows = bench_tables.table(self.data, self.kernels, "exec", wall_us, "{:.1f}".format)
+        self.assertEqual(rows[0], "| online/possible | base | patched | ideal | patched/base | patched/ideal | ideal/base |")
+        self.assertEqual(rows[2], "| 4/4 | 3100.0 ±6.5% | 2900.0 ±0.0% | - | 0.935 | - | - |")
+        self.assertEqual(rows[3], "| 4/255 | 4200.0 ±14.3% | 3780.0 ±0.0% | 3600.0 ±0.0% | 0.900 | 1.050 | 0.857 |")
+
+    def test_headline(self):
+        out, head, plots = report.report(self.data, self.registry, "setup", "short setup", "6.12.117", self.dir.name)
+        self.assertEqual(head[0], "**With 4 CPUs online of 255 possible, a fork+exec costs 10.0% less with the "
+                                  "series than without (patched/base 0.900), within 5.0% of the ideal kernel with "
+                                  "no per-CPU rss_stat at all.**")
+        self.assertIn("| fork+exec (`exec`), 4/255 CPUs, µs | 4200.0 | 3780.0 | 3600.0 | 0.900 | 1.050 |", head)
+        self.assertIn("| `Percpu:` growth, 1000 idle processes, 4/255 CPUs, kB | +6144 | +3072 | - |  |  |", head)
+        # ideal is missing at 4/4: no growth for it; the cell 4/255 is wide
+        # and big, and is named once.
+        self.assertEqual(head[-2], "From 4 to 255 possible CPUs (4 online), a fork+exec costs: "
+                                   "base +1100 µs (+35.5%), patched +880 µs (+30.3%).")
+        self.assertEqual(sum(line.startswith("| fork+exec (`exec`), 4/255") for line in head), 1)
+        # Not measured, not said: no n/a, no threaded page faults, no scheduler.
+        text = "\n".join(out)
+        self.assertNotIn("n/a", text)
+        self.assertNotIn("page faults", text)
+        self.assertNotIn("scheduler pay", text)
+        self.assertIn("patched/base 1.010 at 4/255.", text)
+        self.assertNotIn("at 4/255, 1.010 at 4/255", text)
+        self.assertEqual([p[3] for p in plots], ["exec-possible", "shloop-possible"])
+
+    def test_at_names_each_cell_once(self):
+        self.assertEqual(bench_prose.at(("1.000", (4, 255)), ("1.000", (4, 255)), (None, (64, 64))), "1.000 at 4/255")
+
+
+if __name__ == "__main__":
+    unittest.main()
