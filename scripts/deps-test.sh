@@ -11,7 +11,7 @@
 # Prints "deps: N passed, N failed, N skipped" (one check per script).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_deps build
+need_deps build check
 
 stub=$(mktemp -d)
 trap 'rm -rf "$stub"' EXIT
