@@ -8,7 +8,8 @@ declare -A pkgs=(
 	[build]="linux-source-6.12 gcc make flex bison bc libelf-dev libssl-dev
 		 cpio xz-utils ccache python3 git perl kmod"
 	[vm]="qemu-system-x86 busybox-static cpio"
-	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck shfmt"
+	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
+		 gcc-s390x-linux-gnu shfmt"
 	[bench]="numactl stress-ng linux-perf gnuplot-nox"
 )
 
