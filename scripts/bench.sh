@@ -1,101 +1,145 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make bench: fork/exec/exit benchmarks of the bench kernels side by side
-# (patches/bench-only/kernels: base, patched, ideal, nocid, cache; plus
-# lazyoff, the patched kernel booted with lazy_rss_stat=off). Guests run
-# under TCG with -icount (deterministic guest time), in cells of N online
-# vCPUs and M possible ones (possible_cpus=M, patches/bench-only/possible.patch);
-# in each cell, each kernel boots once and runs the workloads in rounds.
-# Then the report: results/bench.md, results/headline.md (also put in
-# README.md), results/*.svg; folded perf stacks in build/bench/perf/.
-# --resume keeps the boots of an interrupted run (build/bench/runs/) that
-# have results, and boots only the others.
-# usage: scripts/bench.sh [--quick] [--resume]
-# Environment: BENCH_CELLS ("N/M ..."), BENCH_KERNELS, BENCH_ITERS and
-# BENCH_REPS override the sweep; BENCH_OUT writes elsewhere than results/
-# and leaves README.md alone (for trying the pipeline out); BENCH_SERIES=DIR
-# benches a series other than patches/ (see scripts/bench-tree.sh).
+# make bench: fork/exec/exit and scheduler benchmarks of the kernels of the
+# registry ./kernels side by side. Guests run under TCG with -icount
+# (deterministic guest time), in cells N/M of N online vCPUs and M
+# possible ones (possible_cpus=M, patches/bench-only/possible.patch); in
+# each cell, each kernel boots once and runs the workloads in rounds.
+# Then the report (tools/bench/report.py): bench.md, headline.md and
+# *.svg. The full sweep (the default cells, kernels, iterations and
+# rounds) writes them to results/ and the headline into README.md, the
+# published figures; any other run writes them to build/bench/report/
+# and leaves results/ and README.md alone. BENCH_OUT=DIR writes the
+# report to DIR instead (BENCH_OUT=results publishes any run). Folded
+# perf stacks go to build/bench/perf/.
+# usage: scripts/bench.sh [--quick] [--resume] [--cells "N/M ..."]
+#                         [--kernels "NAME ..."] [--iters N] [--reps N]
+#   --quick    cells 4/4 4/255, 2 rounds
+#   --resume   keep the boots of an interrupted run (build/bench/runs/)
+#              that have results, and boot only the others
+# (make bench QUICK=1 RESUME=1 CELLS=... KERNELS=... ITERS=... REPS=...)
+# Environment: BENCH_OUT=DIR (above); BENCH_SERIES=DIR benches the series
+# of DIR/series instead of patches/ (see scripts/bench-tree.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-need_deps build vm bench
 
-quick=0 resume=0
-for a in "$@"; do
-	case $a in
-	--quick) quick=1 ;;
-	--resume) resume=1 ;;
-	*) die "usage: scripts/bench.sh [--quick] [--resume]" ;;
+usage="usage: scripts/bench.sh [--quick] [--resume] [--cells \"N/M ...\"] [--kernels \"NAME ...\"] [--iters N] [--reps N]"
+full_cells="4/4 4/64 4/128 4/255 8/8 32/32 64/64" full_reps=3 default_iters=500
+all_kernels=$(kernel_names | paste -sd' ')
+quick=0 resume=0 cells_arg='' kernels_arg='' iters_arg='' reps_arg=''
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick)	quick=1; shift ;;
+	--resume)	resume=1; shift ;;
+	--cells)	cells_arg=${2:?$usage}; shift 2 ;;
+	--kernels)	kernels_arg=${2:?$usage}; shift 2 ;;
+	--iters)	iters_arg=${2:?$usage}; shift 2 ;;
+	--reps)		reps_arg=${2:?$usage}; shift 2 ;;
+	*)		die "$usage" ;;
 	esac
 done
-# Cells: online/possible vCPUs. The possible-CPU sweep at 4 online, then
-# more online CPUs.
-if [ "$quick" = 1 ]; then
-	default_cells="4/4 4/255" default_reps=2
-else
-	default_cells="4/4 4/64 4/128 4/255 8/8 32/32 64/64" default_reps=3
-fi
-read -r -a cells <<<"${BENCH_CELLS:-$default_cells}"
-all_kernels="base patched lazyoff ideal nocid cache"
-read -r -a kernels <<<"${BENCH_KERNELS:-$all_kernels}"
-iters=${BENCH_ITERS:-500}
-reps=${BENCH_REPS:-$default_reps}
+# The guests' vCPUs are the cells' business here.
+[ -z "${SMP:-}" ] || die "SMP=$SMP: make bench sets the vCPUs of each guest by its cell; use CELLS=\"N/M ...\""
+
+# The sweep, validated once: each cell parsed here into online[] and
+# possible[], and named N/M everywhere else (run directories, raw lines).
+if [ "$quick" = 1 ]; then default_cells="4/4 4/255" default_reps=2
+else default_cells=$full_cells default_reps=$full_reps; fi
+read -r -a cells <<<"${cells_arg:-$default_cells}"
+read -r -a kernels <<<"${kernels_arg:-$all_kernels}"
+iters=${iters_arg:-$default_iters}
+reps=${reps_arg:-$default_reps}
+[ ${#cells[@]} -gt 0 ] || die "CELLS: no cell"
+[ ${#kernels[@]} -gt 0 ] || die "KERNELS: no kernel"
+declare -A online possible
 for c in "${cells[@]}"; do
-	{ [[ $c =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && [ "${c%/*}" -le "${c#*/}" ] && [ "${c#*/}" -le 255 ]; } ||
-		die "BENCH_CELLS: '$c' is not ONLINE/POSSIBLE vCPUs with ONLINE <= POSSIBLE <= 255"
+	n=${c%%/*} m=${c#*/}
+	{ [ "$c" = "$n/$m" ] && cpus_ok "$n" && cpus_ok "$m" "$n"; } ||
+		die "CELLS: '$c' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
+	[ -z "${online[$c]:-}" ] || die "CELLS: '$c' given twice"
+	online[$c]=$n possible[$c]=$m
 done
+declare -A seen
 for k in "${kernels[@]}"; do
-	[[ " $all_kernels " == *" $k "* ]] || die "BENCH_KERNELS: '$k' is not one of: $all_kernels"
+	[[ " $all_kernels " == *" $k "* ]] || die "KERNELS: '$k' is not one of: $all_kernels (./kernels)"
+	[ -z "${seen[$k]:-}" ] || die "KERNELS: '$k' given twice"
+	seen[$k]=1
 done
 for v in "$iters" "$reps"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || die "BENCH_ITERS/BENCH_REPS: '$v' is not a positive number"
+	[[ $v =~ ^[1-9][0-9]*$ ]] || die "ITERS/REPS: '$v' is not a positive number"
 done
-outdir=${BENCH_OUT:-$TOP/results}
+# Where the report goes: only the full sweep is published.
+if [ -n "${BENCH_OUT:-}" ]; then
+	outdir=$(realpath -m "$BENCH_OUT")
+elif [ "${cells[*]}" = "$full_cells" ] && [ "${kernels[*]}" = "$all_kernels" ] &&
+     [ "$iters" = "$default_iters" ] && [ "$reps" = "$full_reps" ]; then
+	outdir=$TOP/results
+else
+	outdir=$BUILD/bench/report
+fi
+need_deps build vm bench
 
-# What runs in a cell of N online vCPUs: the idle-process Percpu growth
-# and the loops everywhere; the per-CPU workloads where all possible CPUs
-# are online; the rss_stat upgrade count in the first cell; a perf profile
-# of the bash loop where the most CPUs are possible. No profile of the
+# The roles of the cells, chosen here once (the report reads them from the
+# raw results): wide, the most possible CPUs (the fewest online among
+# those); narrow, as many online as wide with the fewest possible; big,
+# the most online CPUs. The first cell counts the rss_stat upgrades.
+wide=$(printf '%s\n' "${cells[@]}" | sort -t/ -k2,2n -k1,1nr | tail -1)
+narrow=$(printf '%s\n' "${cells[@]}" | awk -F/ -v n="${online[$wide]}" '$1 == n' | sort -t/ -k2,2n | head -1)
+big=$(printf '%s\n' "${cells[@]}" | sort -t/ -k1,1n -k2,2n | tail -1)
+
+# What runs in a cell: the idle-process Percpu growth and the loops
+# everywhere; the per-CPU workloads and perf bench sched where all
+# possible CPUs are online; the rss_stat upgrade count in the first cell;
+# a perf profile of the bash loop in the wide cell. No profile of the
 # threaded exit: sampling every online vCPU (the mm may be freed on any)
 # at 64 vCPUs took more than 20 minutes of host time per boot, and what
 # the exit's sums cost under icount is their instruction count, which the
 # threxit times measure directly.
-loop_cell=$(printf '%s\n' "${cells[@]}" | sort -t/ -k2,2n -k1,1nr | tail -1)
 workloads() {
 	local w="idle shloop exec exit sh thread threxit"
-	[ "${1%/*}" != "${1#*/}" ] || w="$w pf_threads pf_procs execrate"
+	[ "${online[$1]}" != "${possible[$1]}" ] || w="$w pf_threads pf_procs execrate pipe messaging"
 	[ "$1" != "${cells[0]}" ] || w="$w upgrades"
-	[ "$1" != "$loop_cell" ] || w="$w perf:shloop"
+	[ "$1" != "$wide" ] || w="$w perf:shloop"
 	echo "$w"
 }
 
-# Expected time, from this project's runs on its 2-core host (busy with
-# kernel builds too): a guest boots in 5 s, then runs (1.3 + 0.03 N) times
-# slower than guest time with N online vCPUs (QEMU goes round-robin over
-# them at every exit). Guest time: 3 s to boot; per round 18 s per 1000
-# iterations of the loops plus 0.1 s per online CPU (threxit), and for the
-# per-CPU workloads 2 s plus 0.3 s per online CPU; 20 s per perf profile.
+# Expected host seconds of one boot in cell $1, from this project's runs
+# on its 2-core host (busy with kernel builds too): a guest boots in
+# BOOT_S, then runs (SLOW_BASE + SLOW_PER_CPU * N) / 100 times slower
+# than guest time with N online vCPUs (QEMU goes round-robin over them at
+# every exit). Guest seconds: GUEST_BOOT_S to boot; per round, LOOP_S per
+# 1000 iterations of the loops, and THREXIT_S_PER_10_CPUS; where all CPUs
+# are online, PERCPU_S plus PERCPU_S_PER_10_CPUS for the per-CPU
+# workloads, and SCHED_S per 1000 iterations for perf bench sched; PERF_S
+# per perf profile.
+BOOT_S=5 SLOW_BASE=130 SLOW_PER_CPU=3 GUEST_BOOT_S=3 LOOP_S=18 THREXIT_S_PER_10_CPUS=1
+# SCHED_S: perf bench sched pipe and messaging took 1.6 s and 6.6 s of
+# guest time at ITERS=500 on the test kernel at 4/4 (16 s per 1000).
+PERCPU_S=2 PERCPU_S_PER_10_CPUS=3 SCHED_S=16 PERF_S=20
+boot_estimate() {
+	local n=${online[$1]} guest
+	guest=$((GUEST_BOOT_S + reps * (LOOP_S * iters / 1000 + THREXIT_S_PER_10_CPUS * n / 10)))
+	[ "$n" != "${possible[$1]}" ] ||
+		guest=$((guest + reps * (PERCPU_S + PERCPU_S_PER_10_CPUS * n / 10 + SCHED_S * iters / 1000)))
+	[ "$1" != "$wide" ] || guest=$((guest + PERF_S))
+	echo $((BOOT_S + guest * (SLOW_BASE + SLOW_PER_CPU * n) / 100))
+}
 est=0
-for c in "${cells[@]}"; do
-	n=${c%/*} m=${c#*/}
-	guest=$((3 + reps * (18 * iters / 1000 + n / 10)))
-	[ "$n" != "$m" ] || guest=$((guest + reps * (2 + n * 3 / 10)))
-	[ "$c" != "$loop_cell" ] || guest=$((guest + 20))
-	est=$((est + ${#kernels[@]} * (5 + guest * (130 + 3 * n) / 100)))
-done
+for c in "${cells[@]}"; do est=$((est + ${#kernels[@]} * $(boot_estimate "$c"))); done
 boots=$(( ${#cells[@]} * ${#kernels[@]} ))
-say "bench: ${kernels[*]} x cells (online/possible vCPUs) ${cells[*]} = $boots guest boots, each $reps rounds of $iters iterations"
-say "bench: expect about $((est / 60 + 1)) minutes once the kernels are built (each cold kernel build: about 12 min)"
-
-# lazyoff is the patched kernel booted with lazy_rss_stat=off.
-tree_of() { echo "${1/#lazyoff/patched}"; }
-"$TOP/scripts/tree.sh" >/dev/null
-declare -A image
+# The kernels to build: one per bench tree (per distinct set of patches).
+declare -A tree_seen
+builds=()
 for k in "${kernels[@]}"; do
-	t=$(tree_of "$k")
-	[ -z "${image[$t]:-}" ] || continue
-	"$TOP/scripts/build.sh" bench "bench-$t" | sed '$d'
-	image[$t]=$(tree_dir "bench-$t")/.out-bench/arch/x86/boot/bzImage
+	t=$(bench_tree "$k")
+	[ -n "${tree_seen[$t]:-}" ] || builds+=("$k")
+	tree_seen[$t]=1
 done
+say "bench: ${kernels[*]} x cells (online/possible vCPUs) ${cells[*]} = $boots guest boots, each $reps rounds of $iters iterations; report to ${outdir#"$TOP"/}"
+say "bench: expect about $((est / 60 + 1)) minutes of guest boots once the ${#builds[@]} kernels are built"
+
+"$TOP/scripts/tree.sh" >/dev/null
+for k in "${builds[@]}"; do "$TOP/scripts/build.sh" bench "$k"; done
 
 # The workloads, at the paths the guest runs them from.
 work=$BUILD/bench
@@ -107,26 +151,24 @@ gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/b
 gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
 cp "$TOP/tools/bench/bench-guest" "$stage/usr/local/bin/"
 raw=$work/raw.txt
-: >"$raw"
+echo "name=roles narrow=$narrow wide=$wide big=$big" >"$raw"
 
-# guest RUN-NAME KERNEL CELL COMMAND...: one icount guest of bench KERNEL.
+# guest RUN-DIR KERNEL CELL COMMAND...: one icount guest of bench KERNEL.
 guest() {
-	local name=$1 smp=${3%/*} possible=${3#*/}
 	# The possible CPUs that are not online are not present either, as
 	# hot-pluggable vCPUs: QEMU then emulates only the online ones. (With
 	# scripts/vm --maxcpus, QEMU emulates all of them, present and
 	# offline: same guest times, ten times the host time at 255.) One
 	# virtio-blk queue: the default is one per possible CPU, which takes
 	# seconds of guest time to set up at 255.
-	local append="possible_cpus=$possible virtio_blk.num_request_queues=1"
-	append="$append rcupdate.rcu_cpu_stall_suppress=1"
-	[ "$2" != lazyoff ] || append="$append lazy_rss_stat=off"
-	"$TOP/scripts/vm" --kernel "${image[$(tree_of "$2")]}" --smp "$smp" \
-		--icount --mem "$((1024 + smp * 64))M" --append "$append" \
-		--timeout 7200 --log "$work/$name" --dir "$stage:/" \
+	local dir=$1 n=${online[$3]} append="possible_cpus=${possible[$3]}"
+	append="$append virtio_blk.num_request_queues=1 rcupdate.rcu_cpu_stall_suppress=1"
+	"$TOP/scripts/vm" --kernel "bench-$2" --smp "$n" \
+		--icount --mem "$((1024 + n * 64))M" --append "$append" \
+		--timeout 7200 --log "$dir" --dir "$stage:/" \
 		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf \
-		-- "${@:4}" >"$work/$name.out" 2>&1 ||
-		{ cat "$work/$name.out" >&2; die "bench guest $name failed (see ${work#"$TOP"/}/$name)"; }
+		-- "${@:4}" >"$dir.out" 2>&1 ||
+		{ cat "$dir.out" >&2; die "bench guest $2 at $3 failed (see ${dir#"$TOP"/})"; }
 }
 
 # Cells in turn, the kernels alternating within each; every boot runs the
@@ -135,24 +177,24 @@ guest() {
 # CPUs is slow on the host).
 i=0 booted=0
 start=$(date +%s)
-perf_args=()
 for c in "${cells[@]}"; do
 	read -r -a w <<<"$(workloads "$c")"
 	for k in "${kernels[@]}"; do
 		i=$((i + 1))
-		run=runs/$k-${c/\//of}
-		if [ "$resume" = 1 ] && [ -s "$work/$run/out/results.txt" ]; then
+		run=$work/runs/$c/$k
+		if [ "$resume" = 1 ] && [ -s "$run/out/results.txt" ]; then
 			say "bench: boot $i/$boots: $k, $c vCPUs: kept from the interrupted run"
 		else
+			mkdir -p "${run%/*}"
 			say "bench: boot $i/$boots: $k, $c vCPUs (online/possible): ${w[*]}"
 			guest "$run" "$k" "$c" bench-guest "$iters" "$reps" "${w[@]}"
 			booted=$((booted + 1))
 		fi
-		sed "s|^|kernel=$k smp=${c%/*} possible=${c#*/} |" "$work/$run/out/results.txt" >>"$raw"
-		for p in "$work/$run"/out/perf-*.script; do
+		sed "s|^|kernel=$k cell=$c |" "$run/out/results.txt" >>"$raw"
+		for p in "$run"/out/perf-*.script; do
 			[ -e "$p" ] || continue
 			wl=${p##*/perf-} wl=${wl%.script}
-			perf_args+=(--perf "$wl:$k:${c%/*}:${c#*/}=$work/$run/out")
+			echo "kernel=$k cell=$c name=perf workload=$wl dir=$run/out" >>"$raw"
 		done
 	done
 done
@@ -160,12 +202,15 @@ say "bench: $booted guest boots (of $boots) took $(( ($(date +%s) - start) / 60 
 
 qemu_version=$(qemu-system-x86_64 --version | head -1 | awk '{print $4}')
 host_cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
-readme=()
-[ -n "${BENCH_OUT:-}" ] || readme=(--readme "$TOP/README.md")
 mkdir -p "$outdir"
-python3 "$TOP/tools/bench/report.py" "$raw" "$outdir" "${readme[@]}" \
+python3 "$TOP/tools/bench/report.py" "$raw" "$outdir" --kernels "$KERNELS_FILE" \
 	--setup "QEMU $qemu_version, TCG, -icount shift=3,sleep=off, N/M (online/possible) vCPUs in ${cells[*]}, -m 1 GiB + 64 MiB per online vCPU; $iters iterations per loop workload; one boot per kernel and cell, $reps rounds in each; host: $host_cpu, $(nproc) cores, $(uname -r)" \
 	--short-setup "QEMU TCG, -icount shift=3,sleep=off, ASLR off in the guest, $iters iterations, $reps rounds" \
-	--kernel-version "$(make -s -C "$LINUX" kernelversion)" \
-	--folded-dir "$work/perf" "${perf_args[@]}"
-say "bench: ${outdir#"$TOP"/}/bench.md, headline.md and *.svg written; folded perf stacks in ${work#"$TOP"/}/perf"
+	--kernel-version "$(kernel_version "$LINUX")" \
+	--folded-dir "$work/perf"
+if [ "$outdir" = "$TOP/results" ]; then
+	readme_splice bench "$outdir/headline.md"
+	say "bench: results/bench.md, headline.md (also in README.md) and *.svg written; folded perf stacks in ${work#"$TOP"/}/perf"
+else
+	say "bench: ${outdir#"$TOP"/}/bench.md, headline.md and *.svg written (results/ and README.md left alone); folded perf stacks in ${work#"$TOP"/}/perf"
+fi

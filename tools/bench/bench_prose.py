@@ -3,7 +3,7 @@
 setup, the headline and the reviewers' answers (sentences around this
 run's numbers, each cell named once, nothing said of what the run did not
 measure), and what TCG cannot price."""
-from bench_stats import cell_label, rate, ratio, wall_us
+from bench_stats import cell_label, rate, ratio, wall_ms, wall_us
 
 TITLE = "# fork/exec/exit benchmarks: lazy rss_stat, the base and the alternatives"
 
@@ -16,9 +16,10 @@ DESCRIBE = {
     "threxit": "fork a child with a thread pinned to every online CPU, each faulting 16 pages, "
                "then the child exits (threaded exit); per process",
     "pipe": "perf bench sched pipe: two processes passing a token through a pipe, both on CPU 0 "
-            "(context switches); per round trip",
+            "(context switches); µs per round trip",
     "messaging": "perf bench sched messaging -p -g 10: 10 groups of 20 senders and 20 receivers "
-                 "over pipes, on every CPU (scheduler wakeups); per loop",
+                 "over pipes, on every CPU (wakeups, and the fork and exit of its 400 processes); "
+                 "ms per run",
     "pf_threads": "page_fault1, threads: one per CPU in one process, 16 MiB each (faults/s)",
     "pf_procs": "page_fault1, processes: one per CPU, 16 MiB each (faults/s)",
     "execrate": "one worker per CPU re-execing a static binary (execs/s)",
@@ -75,7 +76,7 @@ def headline_rows(data):
              (f"threaded exit (`threxit`), {cell_label(big)} CPUs, µs", "threxit", big, wall_us, "{:.1f}")]
     rows += [(f"context switch (`pipe`), {cell_label(c)} CPUs, µs", "pipe", c, wall_us, "{:.2f}")
              for c in once([narrow, big])]
-    rows += [(f"scheduler wakeups (`messaging`), {cell_label(c)} CPUs, µs", "messaging", c, wall_us, "{:.0f}")
+    rows += [(f"scheduler wakeups (`messaging`), {cell_label(c)} CPUs, ms", "messaging", c, wall_ms, "{:.1f}")
              for c in once([narrow, big])]
     rows += [(f"`Percpu:` growth, 1000 idle processes, {cell_label(wide)} CPUs, kB", "idle", wide,
               lambda x: int(x["percpu_kb_after"]) - int(x["percpu_kb_before"]), "+{:.0f}")]
@@ -193,7 +194,7 @@ ALTERNATIVES = ["## The alternatives", "",
 
 POSSIBLE = ["The shape of many cloud VMs: a few vCPUs online, many hot-pluggable.", ""]
 
-PER_WORKLOAD = ["## Per workload", "", "Elapsed guest time per iteration, µs, for every cell.", ""]
+PER_WORKLOAD = ["## Per workload", "", "Elapsed guest time per iteration (µs, or as said), for every cell.", ""]
 
 THROUGHPUT_CAPTION = ["Operations per second of guest time.", ""]
 

@@ -87,6 +87,10 @@ def per_op_us(field):
 wall_us, sys_us, exit_us = per_op_us("wall_s"), per_op_us("sys_s"), per_op_us("exit_s")
 
 
+def wall_ms(r):
+    return 1e3 * float(r["wall_s"]) / int(r["iters"])
+
+
 def rate(r):
     return int(r["iters"]) / float(r["wall_s"])
 

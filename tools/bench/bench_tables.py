@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """The Markdown tables of the bench report, from bench_stats.Data. Each
 function returns a list of lines; the words around them are bench_prose's."""
-from bench_stats import cell_label, exit_us, med, percpu_growth_kb, ratio, spread, wall_us
+from bench_stats import cell_label, exit_us, med, percpu_growth_kb, ratio, spread, wall_ms, wall_us
 
 # Per-process workloads (time per operation) and per-CPU ones (operations
 # per second), in the order of the report; bench_prose.DESCRIBE says what
 # each one is.
 LATENCY = ["exec", "shloop", "exit", "sh", "thread", "threxit", "pipe", "messaging"]
 THROUGHPUT = ["pf_threads", "pf_procs", "execrate"]
+
+
+def measure(name):
+    """(fn, unit) of a per-process workload: µs per operation, but ms per
+    run of perf bench sched messaging."""
+    return (wall_ms, "ms") if name == "messaging" else (wall_us, "µs")
 
 
 def ratio_pairs(kernels):
@@ -47,10 +53,11 @@ def alternatives(data, kernels, cell):
     others = [k for k in kernels if k != "base"]
     extra = [p for p in (("cache", "patched"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
     out = header("workload", ["base, µs"] + [f"{k}/base" for k in others] + [f"{a}/{b}" for a, b in extra])
-    for label, name, fn in [(n, n, wall_us) for n in LATENCY] + [("threxit exit only", "threxit", exit_us)]:
+    rows = [(f"`{n}`" + ("" if measure(n)[1] == "µs" else f", {measure(n)[1]}"), n, measure(n)[0]) for n in LATENCY]
+    for label, name, fn in rows + [("`threxit exit only`", "threxit", exit_us)]:
         val = data.medians(kernels, name, cell, fn)
         if "base" in val:
-            out.append(row([f"`{label}`", f"{val['base']:.1f}"] + [ratio(val, k, "base") for k in others]
+            out.append(row([label, f"{val['base']:.1f}"] + [ratio(val, k, "base") for k in others]
                            + [ratio(val, a, b) for a, b in extra]))
     return out + [""]
 

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit test of the bench report (make check: python3 -m unittest
-test_report, in tools/bench): a small raw file of scripts/bench.sh, with
-one kernel missing from a cell, through bench_stats, bench_tables,
-bench_prose and report.report()."""
+"""Unit test of the bench report (make check runs it): a small raw file of
+scripts/bench.sh (testdata/raw.txt), with one kernel missing from a cell,
+through bench_stats, bench_tables, bench_prose and report.report()."""
 import os
 import tempfile
 import unittest
@@ -12,42 +11,19 @@ import bench_tables
 import report
 from bench_stats import Data, ratio, read_kernels, spread, wall_us
 
-REGISTRY = """# NAME PATCHES BOOT DESCRIPTION
-base\tpossible.patch\t-\tthe base
-patched\tseries,possible.patch\t-\tthe series
-ideal\tideal.patch,possible.patch\t-\tthe floor
-"""
-# exec at 4/255: base 2.0, 2.3, 2.1 s for 500 (4000, 4600, 4200 µs; median
-# 4200, not the mean 4267; spread 600/4200 = 14.3%), patched 1.89 s (3780 µs: 0.900 of base),
-# ideal 1.8 s (3600 µs: patched/ideal 1.050). At 4/4, no ideal at all.
-RAW = """name=roles narrow=4/4 wide=4/255 big=4/255
-kernel=base cell=4/4 round=1 name=exec iters=500 wall_s=1.500 sys_s=1 user_s=0
-kernel=base cell=4/4 round=2 name=exec iters=500 wall_s=1.600 sys_s=1 user_s=0
-kernel=patched cell=4/4 round=1 name=exec iters=500 wall_s=1.450 sys_s=1 user_s=0
-kernel=patched cell=4/4 round=2 name=exec iters=500 wall_s=1.450 sys_s=1 user_s=0
-kernel=base cell=4/255 round=1 name=exec iters=500 wall_s=2.000 sys_s=1 user_s=0
-kernel=base cell=4/255 round=2 name=exec iters=500 wall_s=2.300 sys_s=1 user_s=0
-kernel=base cell=4/255 round=3 name=exec iters=500 wall_s=2.100 sys_s=1 user_s=0
-kernel=patched cell=4/255 round=1 name=exec iters=500 wall_s=1.890 sys_s=1 user_s=0
-kernel=ideal cell=4/255 round=1 name=exec iters=500 wall_s=1.800 sys_s=1 user_s=0
-kernel=base cell=4/255 round=1 name=thread iters=500 wall_s=1.000 sys_s=1 user_s=0
-kernel=patched cell=4/255 round=1 name=thread iters=500 wall_s=1.010 sys_s=1 user_s=0
-kernel=base cell=4/255 round=1 name=idle procs=1000 percpu_kb_before=100 percpu_kb_after=6244
-kernel=patched cell=4/255 round=1 name=idle procs=1000 percpu_kb_before=100 percpu_kb_after=3172
-"""
+# testdata/raw.txt, exec at 4/255: base 2.0, 2.3, 2.1 s for 500 (4000,
+# 4600, 4200 µs; median 4200, not the mean 4267; spread 600/4200 = 14.3%),
+# patched 1.89 s (3780 µs: 0.900 of base), ideal 1.8 s (3600 µs:
+# patched/ideal 1.050). At 4/4, no ideal at all. testdata/kernels: a
+# registry of three kernels.
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 
 
 class ReportTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
-        raw = os.path.join(self.dir.name, "raw.txt")
-        kernels = os.path.join(self.dir.name, "kernels")
-        with open(raw, "w") as f:
-            f.write(RAW)
-        with open(kernels, "w") as f:
-            f.write(REGISTRY)
-        self.data = Data(raw)
-        self.registry = read_kernels(kernels)
+        self.data = Data(os.path.join(DATA, "raw.txt"))
+        self.registry = read_kernels(os.path.join(DATA, "kernels"))
         self.kernels = self.data.kernels(list(self.registry))
 
     def tearDown(self):
@@ -90,11 +66,15 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(head[-2], "From 4 to 255 possible CPUs (4 online), a fork+exec costs: "
                                    "base +1100 µs (+35.5%), patched +880 µs (+30.3%).")
         self.assertEqual(sum(line.startswith("| fork+exec (`exec`), 4/255") for line in head), 1)
-        # Not measured, not said: no n/a, no threaded page faults, no scheduler.
+        # perf bench sched: µs per round trip, ms per messaging run.
+        self.assertIn("| context switch (`pipe`), 4/4 CPUs, µs | 80.00 | 80.80 | - | 1.010 | - |", head)
+        self.assertIn("| scheduler wakeups (`messaging`), 4/4 CPUs, ms | 6600.0 | 6534.0 | - | 0.990 | - |", head)
         text = "\n".join(out)
+        self.assertIn("**What does the scheduler pay?** perf bench sched pipe patched/base 1.010 at 4/4; "
+                      "sched messaging patched/base 0.990 at 4/4.", text)
+        # Not measured, not said: no n/a, no threaded page faults.
         self.assertNotIn("n/a", text)
         self.assertNotIn("page faults", text)
-        self.assertNotIn("scheduler pay", text)
         self.assertIn("patched/base 1.010 at 4/255.", text)
         self.assertNotIn("at 4/255, 1.010 at 4/255", text)
         self.assertEqual([p[3] for p in plots], ["exec-possible", "shloop-possible"])
