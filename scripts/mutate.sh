@@ -5,16 +5,27 @@
 # after two header lines:
 #   Description: <one line>
 #   Catch: <steps, in the order to run them>
-# with steps among kunit-uml, kunit-x86_64, kunit-i386 and selftest
-# (selftest:CATEGORY for one run_vmtests.sh category, selftest:NAME for the
-# kselftest_harness tests NAME of the series' mm tests).
+# with steps among:
+#   kunit-uml, kunit-x86_64, kunit-i386   the KUnit suites (scripts/kunit.sh)
+#   selftest            the series' kselftests on the patched test kernel
+#   selftest:CATEGORY   one run_vmtests.sh category (selftest.sh --only)
+#   selftest:NAME       the kselftest_harness tests NAME of the series' mm tests
+#   selftest:TARGET     one kselftest target (selftest:rseq), on the base and
+#                       the patched test kernels: outcomes must agree
+#   smallcache          the series' objects for 16- and 256-byte cache lines
+#                       (scripts/smallcache.sh)
+#   modcheck            an out-of-tree module linked against the patched test
+#                       kernel (scripts/modcheck.sh)
 # The runner keeps its own worktree, build/mutate (base + patches/series,
 # with its build directories kept across runs, so that ccache and kbuild
 # rebuild only what a mutant changes). It first runs every step that the
 # mutants name on the unmutated tree, which must pass; then, for each
 # mutant: apply, run its steps in order until one fails (caught) or all
-# pass (missed), revert. Prints a table and "N caught, N missed"; exits
-# non-zero when a mutant is missed or does not apply.
+# pass (missed), revert. A step's exit status says what happened
+# (scripts/lib.sh): 1, a test failed: caught; 3, it could not build what
+# it tests: the mutant breaks the build and is not caught; anything else
+# is an error of the step, not a catch. Prints a table and "N caught, N
+# missed"; exits non-zero when a mutant is missed or does not apply.
 # usage: scripts/mutate.sh [PATTERN]   (mutants whose file name contains it)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -35,8 +46,8 @@ for m in "${mutants[@]}"; do
 	catch=$(header Catch "$m")
 	[ -n "$catch" ] || die "${m#"$TOP"/}: no 'Catch:' line"
 	for s in $catch; do
-		case $s in kunit-uml|kunit-x86_64|kunit-i386|selftest|selftest:?*) ;;
-		*) die "${m#"$TOP"/}: unknown step '$s' (kunit-uml kunit-x86_64 kunit-i386 selftest[:WHAT])" ;;
+		case $s in kunit-uml|kunit-x86_64|kunit-i386|selftest|selftest:?*|smallcache|modcheck) ;;
+		*) die "${m#"$TOP"/}: unknown step '$s' (kunit-uml kunit-x86_64 kunit-i386 selftest[:WHAT] smallcache modcheck)" ;;
 		esac
 		printf '%s\n' ${steps[@]+"${steps[@]}"} | grep -qxF "$s" || steps+=("$s")
 	done
@@ -45,38 +56,60 @@ done
 # The worktree: base + patches/series, re-made when patches/ changed.
 mut=$BUILD/mutate
 "$TOP/scripts/tree.sh" >"$LOGS/tree.log" 2>&1 || { cat "$LOGS/tree.log"; die "make tree failed"; }
-stamp=$(cat "$TOP/patches/series" "$TOP"/patches/0*.patch | git hash-object --stdin)
-if [ ! -e "$mut/.git" ]; then
-	git -C "$LINUX" worktree add -q --detach "$mut" "$BASE_TAG" || die "cannot add the worktree $mut"
-fi
-git -C "$mut" reset -q --hard	# a mutant left behind by a killed run
-if [ "$(cat "$BUILD/mutate.stamp" 2>/dev/null)" != "$stamp" ]; then
+patches=$(series_patches "$PATCHES") || exit
+# shellcheck disable=SC2086 # one path a word
+stamp=$(cat "$PATCHES/series" $patches | git hash-object --stdin)
+[ ! -e "$mut/.git" ] || git -C "$mut" reset -q --hard	# a mutant left behind by a killed run
+if [ ! -e "$mut/.git" ] || [ "$(cat "$BUILD/mutate.stamp" 2>/dev/null)" != "$stamp" ]; then
 	say "mutate: applying patches/series in ${mut#"$TOP"/}"
-	git -C "$mut" checkout -q --detach "$BASE_TAG" || die "cannot reset $mut"
+	worktree_at_base "$mut"
 	"$TOP/scripts/apply.sh" "$mut" >"$LOGS/mutate-apply.log" 2>&1 ||
 		{ cat "$LOGS/mutate-apply.log"; die "patches/series does not apply"; }
 	echo "$stamp" >"$BUILD/mutate.stamp"
 fi
 
-# run_step STEP: run one step on the worktree, quietly; its log in $steplog.
+# run_step STEP: run one step on the worktree, quietly, and return its
+# exit status; its log in $steplog.
 run_step() {
 	steplog=$LOGS/mutate-${1//[:\/]/-}.log
+	local what=${1#selftest:}
 	case $1 in
 	kunit-*)	LINUX=$mut "$TOP/scripts/kunit.sh" "${1#kunit-}" ;;
-	selftest)	LINUX=$mut "$TOP/scripts/build.sh" test patched >/dev/null &&
+	selftest)	LINUX=$mut "$TOP/scripts/build.sh" test patched &&
 			LINUX=$mut "$TOP/scripts/selftest.sh" --only series patched ;;
-	selftest:*)	LINUX=$mut "$TOP/scripts/build.sh" test patched >/dev/null &&
-			LINUX=$mut "$TOP/scripts/selftest.sh" --only "${1#selftest:}" patched ;;
+	selftest:*)	if LINUX=$mut ksft_target "$what"; then
+				LINUX=$mut "$TOP/scripts/build.sh" test base &&
+				LINUX=$mut "$TOP/scripts/build.sh" test patched &&
+				LINUX=$mut "$TOP/scripts/selftest.sh" --only "$what" base patched
+			else
+				LINUX=$mut "$TOP/scripts/build.sh" test patched &&
+				LINUX=$mut "$TOP/scripts/selftest.sh" --only "$what" patched
+			fi ;;
+	smallcache)	LINUX=$mut "$TOP/scripts/smallcache.sh" ;;
+	modcheck)	LINUX=$mut "$TOP/scripts/build.sh" test patched &&
+			LINUX=$mut "$TOP/scripts/modcheck.sh" patched ;;
 	esac >"$steplog" 2>&1
+}
+# verdict STEP STATUS: what a step's exit status says of a mutant: empty
+# when it passed, the step when it caught it, "(...)" when it did not.
+verdict() {
+	case $2 in
+	0)		;;
+	"$EXIT_FAIL")	echo "$1" ;;
+	"$EXIT_NOBUILD") echo "(build failed in $1)" ;;
+	*)		echo "(error in $1: status $2)" ;;
+	esac
 }
 elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
 say "mutate: baseline, unmutated: ${steps[*]} (cold: kernels build, ~7 min each)"
 for s in "${steps[@]}"; do
 	t0=$(date +%s)
-	if ! run_step "$s"; then
+	run_step "$s"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
 		tail -15 "$steplog" | sed 's/^/  | /'
-		die "baseline step $s fails on the unmutated tree (log: ${steplog#"$TOP"/}): no mutant can be judged"
+		die "baseline step $s fails on the unmutated tree (status $rc, log: ${steplog#"$TOP"/}): no mutant can be judged"
 	fi
 	say "mutate: baseline $s passed ($(elapsed "$t0"))"
 done
@@ -94,14 +127,9 @@ for m in "${mutants[@]}"; do
 	else
 		for s in $(header Catch "$m"); do
 			say "mutate: [$i/${#mutants[@]}] $name: $s"
-			if ! run_step "$s"; then
-				by=$s
-				# A build that breaks catches nothing: the mutant is wrong.
-				if grep -q -e 'no test ran' -e 'failed (full log' -e 'building the kselftests failed' "$steplog"; then
-					by="(build failed in $s)"
-				fi
-				break
-			fi
+			run_step "$s"
+			by=$(verdict "$s" $?)
+			[ -z "$by" ] || break
 		done
 		git -C "$mut" reset -q --hard
 	fi
