@@ -4,7 +4,10 @@
 SHELL := /bin/bash
 S := scripts
 
-# Variables a user may set, with the values they may take.
+# Variables a user may set. The Makefile checks its own switches; the
+# scripts check the values they take (SMP: scripts/lib.sh; KERNEL, VARIANT:
+# scripts/build.sh, from the registry ./kernels; CELLS, KERNELS, ITERS,
+# REPS: scripts/bench.sh), before any work, each in one place.
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
@@ -13,23 +16,16 @@ SMP ?=
 KERNEL ?= patched
 VARIANT ?= test
 MUTANTS ?=
+CELLS ?=
+KERNELS ?=
+ITERS ?=
+REPS ?=
 
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
 endif
 ifeq ($(filter $(RESUME),0 1),)
 $(error RESUME=$(RESUME): want 0 or 1)
-endif
-ifneq ($(SMP),)
-ifeq ($(shell [[ "$(SMP)" =~ ^[1-9][0-9]*$$ ]] && [ $(SMP) -le 255 ] && echo ok),)
-$(error SMP=$(SMP): want a number of vCPUs from 1 to 255)
-endif
-endif
-ifeq ($(filter $(KERNEL),base patched ideal),)
-$(error KERNEL=$(KERNEL): want base, patched or ideal)
-endif
-ifeq ($(filter $(VARIANT),test bench kasan kcsan),)
-$(error VARIANT=$(VARIANT): want test, bench, kasan or kcsan)
 endif
 ifneq ($(MUTANTS),)
 ifeq ($(wildcard mutants/*$(MUTANTS)*.patch),)
@@ -67,25 +63,25 @@ apply:
 export:
 	@$(S)/export.sh
 
-## kernel        build one guest kernel: make kernel KERNEL=base|patched|ideal VARIANT=test|bench|kasan|kcsan
-kernel: tree
-	@$(S)/build.sh $(VARIANT) $(KERNEL) >/dev/null
+## kernel        build one guest kernel: make kernel KERNEL=NAME (./kernels: base, patched, ideal, ...) VARIANT=test|bench|kasan|kcsan
+kernel:
+	@$(S)/build.sh $(VARIANT) $(KERNEL)
 
 ## kernels       build the base and patched test kernels
-kernels: tree
-	@$(S)/build.sh test base >/dev/null
-	@$(S)/build.sh test patched >/dev/null
+kernels:
+	@$(S)/build.sh test base
+	@$(S)/build.sh test patched
 
 ## kunit         the series' KUnit suites on UML, x86_64 (the test kernel) and i386, QEMU -smp SMP
 kunit: kunit-uml kunit-x86_64 kunit-i386
 kunit-uml kunit-x86_64 kunit-i386: tree
 	@$(S)/kunit.sh $(@:kunit-%=%)
 
-## selftest      kselftests in the guest (-smp SMP, default 4), on base and patched kernels
+## selftest      kselftests in the guest (-smp SMP, default 4), on base and patched kernels: mm, proc, rseq
 selftest: kernels
 	@$(S)/selftest.sh base patched
 
-## check         everything: deps, lint, checkpatch, apply, mirror, KUnit, kselftests; ends "N passed, N failed, N skipped"
+## check         everything: deps, lint, report test, checkpatch, apply, mirror, builds, KUnit, module, kselftests; ends "N passed, N failed, N skipped"
 check:
 	@$(S)/deps.sh build vm check
 	@$(S)/check.sh
@@ -100,20 +96,20 @@ mutate:
 	@$(S)/deps.sh build vm check
 	@$(S)/mutate.sh $(MUTANTS)
 
-## bench         fork/exec/exit benchmarks of the bench kernels, into results/ and README [QUICK=1] [RESUME=1: keep the boots of an interrupted run]
+## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR]
 bench:
-	@$(S)/deps.sh build vm bench
-	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume)
+	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
+		$(if $(CELLS),--cells "$(CELLS)") $(if $(KERNELS),--kernels "$(KERNELS)") \
+		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)")
 
 ## lint          shellcheck the scripts
 lint:
 	@$(S)/deps.sh check
-	@shellcheck $(S)/*.sh $(S)/vm .ci/run tools/bench/bench-guest
+	@shellcheck $(S)/*.sh $(S)/vm $(S)/selftest-guest .ci/run tools/bench/bench-guest
 
-## clean         remove kernel build outputs and guest runs (keeps the trees)
+## clean         remove kernel build outputs, guest runs, logs and bench runs (keeps the trees and results/)
 clean:
-	rm -rf build/vm build/logs build/linux/.out-* build/base/.out-* build/ideal/.out-* \
-		build/linux/.kunit build/linux/.kunit-i386 build/mutate/.out-* build/mutate/.kunit*
+	rm -rf build/vm build/logs build/bench build/modcheck build/*/.out-* build/*/.kunit*
 
 ## distclean     remove build/ entirely
 distclean:
