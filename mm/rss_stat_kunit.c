@@ -3,8 +3,11 @@
  * KUnit test of the rules of the lazy mm->rss_stat (add_mm_counter(),
  * copy_mm()): while the counters are lazy, only the task the mm was created
  * for counts without atomics, and only in task context; a kthread_use_mm()
- * borrower and interrupts are counted atomically alongside it; and any
- * CLONE_VM clone, thread or not, upgrades the counters first.
+ * borrower and interrupts are counted atomically alongside it; any
+ * CLONE_VM clone, thread or not, upgrades the counters first; a borrower
+ * cannot share the mm it borrows; and a failure inside the step that shares
+ * the mm (mm_make_shared()) leaves it lazy, with nothing published and
+ * nothing leaked.
  *
  * The owner is a task that is not a kernel thread, cloned from a kthread
  * that borrows an empty mm, so that it gets a lazy copy of its own. With
@@ -19,21 +22,31 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
+#include <kunit/static_stub.h>
+#ifdef CONFIG_PERCPU_STATS
+#include "percpu-internal.h"
+#endif
 
 #define ADDS		100000
 #define MIN_IRQ_ADDS	10
 #define IRQ_PERIOD_NS	(100 * NSEC_PER_USEC)
 
 struct owner_ctx {
+	struct kunit *test;
 	struct task_struct *owner;
 	struct mm_struct *mm;		/* the owner's, pinned with mmgrab() */
 	struct completion ready, sharer_done, done;
 	struct hrtimer timer;
 	atomic_long_t irq_adds;
+	atomic_t irqs_as_owner;		/* interrupts that changed the owner's word */
 	long owner_adds, other_adds;
-	s64 sum;
+	s64 sum, borrowed;		/* of the member, and of MM_SHMEMPAGES */
+	long borrowed_as_owner;		/* MM_SHMEMPAGES in the owner's word */
 	int clone_err;
 	bool lazy;
+	bool cid_published_early;	/* mm_cid's state, before the rss upgrade */
+	bool cid_solo;			/* after the clone */
+	u64 pcpu_before, pcpu_after;	/* per-CPU allocations, around the clone */
 };
 
 /* ADDS adds as the owner, and more until enough interrupts counted too. */
@@ -51,13 +64,19 @@ static void owner_adds(struct owner_ctx *c, int member, bool until_irqs)
 	c->owner_adds = n;
 }
 
-/* Records what the test checks and leaves the counter at 0 for check_mm(). */
+/*
+ * Records what the test checks and leaves the counters at 0 for check_mm().
+ * Only borrowers count into MM_SHMEMPAGES.
+ */
 static int __noreturn owner_finish(struct owner_ctx *c, int member)
 {
 	wait_for_completion(&c->sharer_done);
 	c->sum = get_mm_counter_sum(c->mm, member);
-	c->lazy = !lazy_percpu_counters_is_percpu(&c->mm->rss_stat);
+	c->borrowed = get_mm_counter_sum(c->mm, MM_SHMEMPAGES);
+	c->borrowed_as_owner = READ_ONCE(c->mm->rss_stat.owner_adds[MM_SHMEMPAGES]);
+	c->lazy = !owned_percpu_counters_is_percpu(&c->mm->rss_stat);
 	add_mm_counter(c->mm, member, -c->sum);
+	add_mm_counter(c->mm, MM_SHMEMPAGES, -c->borrowed);
 	complete(&c->done);
 	do_exit(0);
 }
@@ -75,7 +94,12 @@ static enum hrtimer_restart irq_add(struct hrtimer *timer)
 	struct owner_ctx *c = container_of(timer, struct owner_ctx, timer);
 
 	if (current == c->owner) {	/* cut into the owner */
+		long *own = &current->mm->rss_stat.owner_adds[MM_FILEPAGES];
+		long before = READ_ONCE(*own);
+
 		add_mm_counter(current->mm, MM_FILEPAGES, 1);
+		if (READ_ONCE(*own) != before)
+			atomic_inc(&c->irqs_as_owner);
 		atomic_long_inc(&c->irq_adds);
 	}
 	hrtimer_forward_now(timer, ns_to_ktime(IRQ_PERIOD_NS));
@@ -91,6 +115,7 @@ static int borrower_fn(void *arg)
 	kthread_use_mm(c->mm);
 	for (n = 0; n < ADDS; n++) {
 		add_mm_counter(c->mm, MM_FILEPAGES, 1);
+		add_mm_counter(c->mm, MM_SHMEMPAGES, 1);
 		if (!(n % 256))
 			cond_resched();
 	}
@@ -129,6 +154,40 @@ static int sharer_fn(void *arg)
 	do_exit(0);
 }
 
+static int __noreturn clone_child_exits(void *arg)
+{
+	do_exit(0);
+}
+
+/* A borrower of the owner's mm clones it with CLONE_VM, as kernel_thread(). */
+static int borrower_clones_fn(void *arg)
+{
+	struct owner_ctx *c = arg;
+	struct kernel_clone_args args = {
+		.flags = CLONE_VM | CLONE_UNTRACED,
+		.exit_signal = SIGCHLD,
+		.fn = clone_child_exits,
+	};
+	pid_t pid;
+
+	wait_for_completion(&c->ready);
+	kthread_use_mm(c->mm);
+	pid = kernel_clone(&args);
+	kthread_unuse_mm(c->mm);
+	c->clone_err = pid < 0 ? pid : 0;
+	complete(&c->sharer_done);
+	return 0;
+}
+
+static int owner_counts(void *arg)
+{
+	struct owner_ctx *c = arg;
+
+	owner_start(c);
+	owner_adds(c, MM_FILEPAGES, false);
+	owner_finish(c, MM_FILEPAGES);
+}
+
 static int owner_clones_vm(void *arg)
 {
 	struct owner_ctx *c = arg;
@@ -151,6 +210,62 @@ static int owner_clones_vm(void *arg)
 	owner_finish(c, MM_ANONPAGES);
 }
 
+/* Live per-CPU allocations, where the kernel counts them. */
+static u64 pcpu_allocs(void)
+{
+#ifdef CONFIG_PERCPU_STATS
+	/* Written under pcpu_lock, which is private to mm/percpu.c. */
+	return data_race(READ_ONCE(pcpu_stats.nr_cur_alloc));
+#else
+	return 0;
+#endif
+}
+
+static bool mm_cid_solo(struct mm_struct *mm)
+{
+#ifdef CONFIG_SCHED_MM_CID
+	return !READ_ONCE(mm->pcpu_cid);
+#else
+	return true;
+#endif
+}
+
+/* The rss counters cannot be upgraded, once mm_cid's state is allocated. */
+static int fail_rss_upgrade(struct owned_percpu_counters *oc, unsigned int nr,
+			    gfp_t gfp)
+{
+	struct owner_ctx *c = kunit_get_current_test()->priv;
+
+	c->cid_published_early = !mm_cid_solo(c->mm);
+	return -ENOSPC;
+}
+
+static int owner_clone_fails(void *arg)
+{
+	struct owner_ctx *c = arg;
+	struct kernel_clone_args args = {
+		.flags = CLONE_VM | CLONE_UNTRACED,
+		.exit_signal = SIGCHLD,
+		.fn = sharer_fn,
+		.fn_arg = c,
+	};
+	pid_t pid;
+
+	owner_start(c);
+	current->kunit_test = c->test;	/* for the static stub */
+	add_mm_counter(c->mm, MM_ANONPAGES, 7);
+	c->pcpu_before = pcpu_allocs();
+	pid = kernel_clone(&args);
+	c->pcpu_after = pcpu_allocs();
+	current->kunit_test = NULL;
+	c->clone_err = pid < 0 ? pid : 0;
+	c->cid_solo = mm_cid_solo(c->mm);
+	if (pid < 0)
+		complete(&c->sharer_done);
+	c->owner_adds = 7;
+	owner_finish(c, MM_ANONPAGES);
+}
+
 static void free_ctx(void *arg)
 {
 	struct owner_ctx *c = arg;
@@ -166,10 +281,10 @@ static void stop_borrower(void *borrower)
 
 /*
  * Runs @fn as the owner of a new lazy mm, with a kthread_use_mm() borrower
- * of that mm if @borrow, and waits for it to finish.
+ * of that mm running @borrower if there is one, and waits for it to finish.
  */
 static struct owner_ctx *run_owner(struct kunit *test, int (*fn)(void *),
-				   bool borrow)
+				   int (*borrower)(void *))
 {
 	struct owner_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
 	struct kernel_clone_args args = {
@@ -182,16 +297,18 @@ static struct owner_ctx *run_owner(struct kunit *test, int (*fn)(void *),
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_ctx, c), 0);
+	c->test = test;
+	test->priv = c;
 	init_completion(&c->ready);
 	init_completion(&c->sharer_done);
 	init_completion(&c->done);
 	hrtimer_init(&c->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	c->timer.function = irq_add;
 	args.fn_arg = c;
-	if (borrow) {
+	if (borrower) {
 		struct task_struct *t;
 
-		t = kthread_run(borrower_fn, c, "rss_stat_borrower");
+		t = kthread_run(borrower, c, "rss_stat_borrower");
 		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 		get_task_struct(t);
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, stop_borrower, t), 0);
@@ -210,17 +327,22 @@ static struct owner_ctx *run_owner(struct kunit *test, int (*fn)(void *),
 
 /*
  * The owner counts without atomics while a kthread_use_mm() borrower
- * counts into the same lazy counter on another CPU, and timer interrupts
- * cut into the owner and count too: no add is lost, and the counters stay
- * lazy.
+ * counts into the same lazy counter on another CPU, and into one the owner
+ * does not touch, and timer interrupts cut into the owner and count too: no
+ * add is lost, none of the borrower's or the interrupts' adds goes to the
+ * owner's word, and the counters stay lazy.
  */
 static void rss_stat_owner_path_is_the_owners_only_test(struct kunit *test)
 {
-	struct owner_ctx *c = run_owner(test, owner_vs_borrower_and_irqs, true);
+	struct owner_ctx *c = run_owner(test, owner_vs_borrower_and_irqs, borrower_fn);
 
 	KUNIT_EXPECT_GE(test, atomic_long_read(&c->irq_adds), MIN_IRQ_ADDS);
 	KUNIT_EXPECT_EQ(test, c->sum,
 			c->owner_adds + c->other_adds + atomic_long_read(&c->irq_adds));
+	KUNIT_EXPECT_EQ(test, c->borrowed, c->other_adds);
+	/* The borrower's and the interrupts' adds were shared, every one. */
+	KUNIT_EXPECT_EQ(test, c->borrowed_as_owner, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->irqs_as_owner), 0);
 	KUNIT_EXPECT_TRUE(test, c->lazy);
 }
 
@@ -231,16 +353,55 @@ static void rss_stat_owner_path_is_the_owners_only_test(struct kunit *test)
  */
 static void rss_stat_clone_vm_upgrades_test(struct kunit *test)
 {
-	struct owner_ctx *c = run_owner(test, owner_clones_vm, false);
+	struct owner_ctx *c = run_owner(test, owner_clones_vm, NULL);
 
 	KUNIT_EXPECT_EQ(test, c->clone_err, 0);
 	KUNIT_EXPECT_FALSE(test, c->lazy);
 	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds + c->other_adds);
 }
 
+/*
+ * A kernel thread that borrows a lazy mm is not its owner and cannot share
+ * it: its CLONE_VM clone fails with -EINVAL, and the counters stay lazy and
+ * exact while the owner counts.
+ */
+static void rss_stat_borrower_cannot_share_test(struct kunit *test)
+{
+	struct owner_ctx *c = run_owner(test, owner_counts, borrower_clones_fn);
+
+	KUNIT_EXPECT_EQ(test, c->clone_err, -EINVAL);
+	KUNIT_EXPECT_TRUE(test, c->lazy);
+	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds);
+}
+
+/*
+ * The step that shares an mm is all or nothing: when the rss counters
+ * cannot be upgraded after mm_cid's per-CPU state was allocated, the clone
+ * fails with that error, the state was never published and is freed, and
+ * the mm stays lazy in both, and exact.
+ */
+static void rss_stat_failed_share_leaves_mm_lazy_test(struct kunit *test)
+{
+	struct owner_ctx *c;
+
+	kunit_activate_static_stub(test, owned_percpu_counters_init_percpu,
+				   fail_rss_upgrade);
+	c = run_owner(test, owner_clone_fails, NULL);
+	kunit_deactivate_static_stub(test, owned_percpu_counters_init_percpu);
+
+	KUNIT_EXPECT_EQ(test, c->clone_err, -ENOSPC);
+	KUNIT_EXPECT_TRUE(test, c->lazy);
+	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds);
+	KUNIT_EXPECT_FALSE(test, c->cid_published_early);
+	KUNIT_EXPECT_TRUE(test, c->cid_solo);
+	KUNIT_EXPECT_EQ(test, c->pcpu_after, c->pcpu_before);
+}
+
 static struct kunit_case rss_stat_cases[] = {
 	KUNIT_CASE(rss_stat_owner_path_is_the_owners_only_test),
 	KUNIT_CASE(rss_stat_clone_vm_upgrades_test),
+	KUNIT_CASE(rss_stat_borrower_cannot_share_test),
+	KUNIT_CASE(rss_stat_failed_share_leaves_mm_lazy_test),
 	{}
 };
 

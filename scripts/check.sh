@@ -51,11 +51,14 @@ step_checkpatch() {
 	[ -n "$list" ] || { tally fail "no patches in patches/series"; return; }
 	for p in $list; do
 		# The base tree is one commit without history: checkpatch cannot look
-		# up the upstream commits that the messages cite.
+		# up the upstream commits that the messages cite. Whether a new
+		# file needs a MAINTAINERS entry it guesses from whether the patch
+		# edits MAINTAINERS; step_generated checks that each new file has
+		# one, with get_maintainer.pl.
 		# Its SPDX check runs python3 with python3-ply: Debian's, not a
 		# python3 that happens to come first in PATH.
 		(cd "$BASE" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet \
-			--no-summary --ignore UNKNOWN_COMMIT_ID "$p") \
+			--no-summary --ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p") \
 			>"$LOGS/checkpatch-${p##*/}.log" 2>&1
 		rc=$?
 		# A check that crashed did not pass.
@@ -87,6 +90,15 @@ step_generated() {
 		done
 	fi
 	result "mirror" $rc
+	# Every file the series adds has a maintainer section (F: patterns).
+	rc=0
+	while read -r f; do
+		(cd "$applied" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
+			--no-rolestats --no-tree -f "$f" 2>/dev/null) |
+			grep -qv -e '^linux-kernel@vger.kernel.org$' -e '^$' ||
+			{ echo "  MAINTAINERS: no section covers $f"; rc=1; }
+	done < <(git -C "$applied" diff --name-only --diff-filter=A "$BASE_TAG" HEAD)
+	result "MAINTAINERS covers the added files" $rc
 	if [ "$(readme_block series)" = "$(series_list)" ]; then
 		tally pass
 	else

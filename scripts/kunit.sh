@@ -7,7 +7,7 @@
 #   x86_64: kunit.py exec on the patched test kernel (.out-test, built by
 #           scripts/build.sh, which puts the suites in it), QEMU -smp $SMP
 #   kcsan:  the same on the patched KCSAN kernel (.out-kcsan)
-#   i386:   kunit.py run --arch=i386, SMP (configs/i386.config), QEMU
+#   i386:   kunit.py run --arch=i386, SMP (the series' smp.kunitconfig), QEMU
 #           -smp $SMP, build dir .kunit-i386
 # Each kernel is built in the tree $LINUX (build/linux) with ccache.
 # Prints "kunit-ARCH: N passed, N failed, N skipped" on the last line;
@@ -19,7 +19,7 @@ need_deps build vm
 
 arch=${1:?usage: kunit.sh uml|x86_64|kcsan|i386}
 need_tree "$LINUX"
-mapfile -t kconfigs < <(kunitconfigs "$LINUX")
+mapfile -t kconfigs < <(kunitconfigs "$LINUX" "$arch")
 [ ${#kconfigs[@]} -gt 0 ] || exit 1
 use_ccache
 log=$LOGS/kunit-$arch.log
@@ -53,7 +53,7 @@ x86_64|kcsan)
 	;;
 i386)
 	bdir=.kunit-i386
-	common=("${args[@]}" --kunitconfig="$TOP/configs/i386.config" --arch=i386
+	common=("${args[@]}" --arch=i386
 		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_SMP")
 	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU -smp $GUEST_SMP"
 	;;

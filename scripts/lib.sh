@@ -164,7 +164,10 @@ kernel_image() {	# kernel_image NAME VARIANT: the bzImage scripts/build.sh makes
 ksft_target() { [ "$1" != mm ] && [ -f "$LINUX/tools/testing/selftests/$1/Makefile" ]; }
 
 # The KUnit suites: every .kunitconfig that the series adds to tree $1
-# (lib/tests/.kunitconfig, ...), or $KUNITCONFIG when set. One per line.
+# (lib/tests/.kunitconfig, ...) and its NAME.kunitconfig companions (such
+# as lib/tests/smp.kunitconfig, for SMP machines), or $KUNITCONFIG when set.
+# One per line. kunitconfigs TREE uml: without the companions (UML in 6.12
+# has no SMP).
 kunitconfigs() {
 	if [ -n "${KUNITCONFIG:-}" ]; then
 		[ -f "$KUNITCONFIG" ] || die "KUNITCONFIG=$KUNITCONFIG is not a file"
@@ -175,7 +178,10 @@ kunitconfigs() {
 	list=$(git -C "$1" diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- '*.kunitconfig' '.kunitconfig') ||
 		die "$1: cannot list the series' files (git diff $BASE_TAG HEAD)"
 	[ -n "$list" ] || die "$1: the series adds no .kunitconfig (KUnit suites)"
-	for f in $list; do echo "$1/$f"; done
+	for f in $list; do
+		[ "${2:-}" != uml ] || [ "${f##*/}" = .kunitconfig ] || continue
+		echo "$1/$f"
+	done
 }
 
 # The pass/fail tally of a script. tally pass|fail|skip [WHAT]: count one

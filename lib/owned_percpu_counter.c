@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Owned percpu counters: shared adds, exact sums and the upgrade from lazy
+ * to per-CPU mode. See include/linux/owned_percpu_counter.h for the layout
+ * and Documentation/core-api/owned_percpu_counter.rst for the rules.
+ *
+ * While lazy, a counter's value is the owner's word plus half the shared
+ * word. Bit 0 of the shared word is the mode flag: the upgrade sets it and
+ * takes the final lazy value in the same atomic read-modify-write, so that
+ * a shared add is either in that value or sees the flag in the old value
+ * its own atomic returned.
+ */
+
+#include <kunit/static_stub.h>
+#include <kunit/visibility.h>
+#include <linux/bug.h>
+#include <linux/export.h>
+#include <linux/irqflags.h>
+#include <linux/owned_percpu_counter.h>
+#include <linux/sched/mm.h>
+#include <linux/spinlock.h>
+
+/**
+ * owned_percpu_counter_add_shared() - add to a counter, as anyone
+ * @oc: the set
+ * @i: index of the counter in the set
+ * @amount: value to add
+ *
+ * Safe in any context but NMI (per-CPU mode takes the counter's raw
+ * spinlock with interrupts disabled when a CPU's delta overflows),
+ * concurrently with the owner, with other shared adds and with the
+ * upgrade. While lazy, this is one atomic read-modify-write on a word the
+ * owner does not write; once upgraded, percpu_counter_add().
+ */
+void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
+				     unsigned int i, long amount)
+{
+	atomic_long_t *shared = &oc->shared_adds[i];
+
+	/*
+	 * Acquire, here and on the RMW, pairs with the release of the
+	 * upgrade: whoever sees the flag also sees the percpu_counter set
+	 * up. If the flag is still clear in the value the RMW returns, the
+	 * add is in the word before the upgrade took its final value, and
+	 * is folded. Otherwise the word is dead (an even add leaves the flag
+	 * set) and the add goes to the percpu_counter.
+	 */
+	if (!(atomic_long_read_acquire(shared) & __OWNED_PERCPU_UPGRADED) &&
+	    !(atomic_long_fetch_add_acquire(2 * amount, shared) & __OWNED_PERCPU_UPGRADED))
+		return;
+	percpu_counter_add(&oc->percpu[i], amount);
+}
+EXPORT_SYMBOL(owned_percpu_counter_add_shared);
+
+/**
+ * owned_percpu_counter_sum() - exact value of a counter
+ * @oc: the set
+ * @i: index of the counter in the set
+ *
+ * Any context but NMI; once upgraded this is percpu_counter_sum(), which
+ * walks the online CPUs with the counter's lock held and interrupts off.
+ *
+ * Return: the value, exact if no add runs concurrently, in both modes.
+ * May be negative.
+ */
+s64 owned_percpu_counter_sum(struct owned_percpu_counters *oc, unsigned int i)
+{
+	long shared = atomic_long_read_acquire(&oc->shared_adds[i]);
+
+	if (shared & __OWNED_PERCPU_UPGRADED)
+		return percpu_counter_sum(&oc->percpu[i]);
+	return __owned_percpu_value(READ_ONCE(oc->owner_adds[i]), shared);
+}
+EXPORT_SYMBOL(owned_percpu_counter_sum);
+
+/**
+ * owned_percpu_counters_sum_many() - exact values of the first counters of a set
+ * @oc: the set
+ * @nr: number of counters to sum, from the first
+ * @sums: one value per counter is stored here
+ *
+ * Like owned_percpu_counter_sum() on each counter, but once the set is
+ * upgraded, in a single walk over the online CPUs
+ * (percpu_counter_sum_many()). Any context but NMI.
+ */
+void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
+				    unsigned int nr, s64 *sums)
+{
+	unsigned int i;
+
+	/* The flags are set in order: the last one means all of them. */
+	if (atomic_long_read_acquire(&oc->shared_adds[nr - 1]) & __OWNED_PERCPU_UPGRADED) {
+		percpu_counter_sum_many(oc->percpu, nr, sums);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		sums[i] = owned_percpu_counter_sum(oc, i);
+}
+EXPORT_SYMBOL(owned_percpu_counters_sum_many);
+
+/*
+ * The percpu_counters of the set, set up but not yet published: lock,
+ * count 0, deltas 0 and, with CONFIG_HOTPLUG_CPU, on the hotplug list. One
+ * per-CPU allocation, and nothing else: a failure leaves nothing to undo.
+ * A KUnit stub point, so that tests can make it fail.
+ */
+VISIBLE_IF_KUNIT int owned_percpu_counters_init_percpu(struct owned_percpu_counters *oc,
+						       unsigned int nr, gfp_t gfp)
+{
+	KUNIT_STATIC_STUB_REDIRECT(owned_percpu_counters_init_percpu, oc, nr, gfp);
+	return percpu_counter_init_many(oc->percpu, 0, gfp, nr);
+}
+
+/*
+ * A KUnit stub point in the middle of the fold: the flag is set, the count
+ * not yet final, the lock held. Tests look at what everyone else can see
+ * there. Does nothing otherwise.
+ */
+VISIBLE_IF_KUNIT void owned_percpu_counter_fold_point(struct percpu_counter *fbc)
+{
+	KUNIT_STATIC_STUB_REDIRECT(owned_percpu_counter_fold_point, fbc);
+}
+
+/*
+ * What the fold must exclude: on SMP, percpu_counter_sum(), the slow path
+ * of percpu_counter_add() and a dying CPU's fold, which all take the
+ * counter's lock; on UP, interrupts.
+ */
+static inline void owned_fold_lock(struct percpu_counter *fbc, unsigned long *flags)
+{
+#ifdef CONFIG_SMP
+	raw_spin_lock_irqsave(&fbc->lock, *flags);
+#else
+	local_irq_save(*flags);
+#endif
+}
+
+static inline void owned_fold_unlock(struct percpu_counter *fbc, unsigned long flags)
+{
+#ifdef CONFIG_SMP
+	raw_spin_unlock_irqrestore(&fbc->lock, flags);
+#else
+	local_irq_restore(flags);
+#endif
+}
+
+/**
+ * owned_percpu_counters_upgrade() - switch a set to per-CPU mode
+ * @oc: the set
+ * @nr: number of counters in use in the set, at most
+ *	%OWNED_PERCPU_COUNTERS_MAX
+ * @gfp: allocation flags, for the per-CPU deltas
+ *
+ * Only the owner may upgrade, in task context: anyone else could fold the
+ * owner's word while the owner is in the middle of an add, and is refused.
+ * Shared adds and readers may run concurrently: no update is lost.
+ * Upgrading an upgraded set does nothing. May sleep if @gfp allows it.
+ *
+ * Return: 0; the error of the allocation, and the counters are then still
+ * lazy, exact and own nothing; or -EINVAL if the caller is not the owner.
+ */
+int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
+				  unsigned int nr, gfp_t gfp)
+{
+	unsigned long flags;
+	unsigned int i;
+	int err;
+
+	might_alloc(gfp);
+	if (owned_percpu_counters_is_percpu(oc))
+		return 0;
+	if (WARN_ON_ONCE(!nr || nr > OWNED_PERCPU_COUNTERS_MAX))
+		return -EINVAL;
+	if (!owned_percpu_counters_as_owner(oc))
+		return -EINVAL;
+
+	/*
+	 * Everything a per-CPU add needs is in place before any counter is
+	 * published, the hotplug list included: no CPU can hold a delta
+	 * for a counter that a dying CPU's fold would miss.
+	 */
+	err = owned_percpu_counters_init_percpu(oc, nr, gfp);
+	if (err)
+		return err;
+
+	for (i = 0; i < nr; i++) {
+		struct percpu_counter *fbc = &oc->percpu[i];
+		long snap, shared;
+
+		/*
+		 * The owner is us, so oc->owner_adds[i] is stable. First give
+		 * the unpublished count the current lazy value, so that a
+		 * lockless percpu_counter_read() right after the flag can at
+		 * most miss the shared adds that race with us.
+		 *
+		 * Then publish per-CPU mode and take the final lazy value in
+		 * one atomic RMW. A shared add is ordered before it, and is
+		 * in @shared, or after it, and then sees the flag and goes to
+		 * the percpu_counter. The release orders the set-up above
+		 * before the flag, for the acquire of the shared adds and of
+		 * the readers.
+		 *
+		 * The lock keeps percpu_counter_sum() and the hotplug fold
+		 * out until the count holds the final lazy value, so that a
+		 * reader that sees the flag and sums is exact.
+		 */
+		owned_fold_lock(fbc, &flags);
+		snap = atomic_long_read(&oc->shared_adds[i]);
+		WRITE_ONCE(fbc->count, __owned_percpu_value(oc->owner_adds[i], snap));
+		shared = atomic_long_fetch_or_release(__OWNED_PERCPU_UPGRADED,
+						      &oc->shared_adds[i]);
+		owned_percpu_counter_fold_point(fbc);
+		WRITE_ONCE(fbc->count, __owned_percpu_value(oc->owner_adds[i], shared));
+		owned_fold_unlock(fbc, flags);
+	}
+	/* From now on the owner's adds are shared ones too. */
+	WRITE_ONCE(oc->owner, NULL);
+	return 0;
+}
+
+/**
+ * owned_percpu_counters_destroy() - free the per-CPU side of a set
+ * @oc: the set
+ * @nr: number of counters in use in the set
+ *
+ * Takes upgraded counters off the CPU hotplug list and frees their deltas;
+ * lazy counters own nothing. Process context; the set must no longer be
+ * in use, and needs owned_percpu_counters_init() before any new use.
+ */
+void owned_percpu_counters_destroy(struct owned_percpu_counters *oc,
+				   unsigned int nr)
+{
+	if (owned_percpu_counters_is_percpu(oc))
+		percpu_counter_destroy_many(oc->percpu, nr);
+}
