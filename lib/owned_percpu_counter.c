@@ -21,6 +21,29 @@
 #include <linux/spinlock.h>
 
 /**
+ * owned_percpu_counters_set_owner() - change the owner of a lazy set
+ * @oc: the set
+ * @owner: the new owner, or %NULL
+ *
+ * The owner stops being one with %NULL: its later adds are shared, and its
+ * word keeps what it added. A set without an owner gets @owner, which must
+ * be the only task that takes the owner's path from then on: the caller
+ * knows that no one else will. Nothing changes in an upgraded set. Task
+ * context: the owner itself, or anyone while there is none.
+ */
+void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
+				     struct task_struct *owner)
+{
+	struct task_struct *old = READ_ONCE(oc->owner);
+
+	/* Only the owner upgrades, so it cannot race with an upgrade. */
+	if (old == __OWNED_PERCPU_SHARED)
+		return;
+	WARN_ON_ONCE(old && old != current);
+	WRITE_ONCE(oc->owner, owner);
+}
+
+/**
  * owned_percpu_counter_add_shared() - add to a counter, as anyone
  * @oc: the set
  * @i: index of the counter in the set
@@ -30,7 +53,8 @@
  * spinlock with interrupts disabled when a CPU's delta overflows),
  * concurrently with the owner, with other shared adds and with the
  * upgrade. While lazy, this is one atomic read-modify-write on a word the
- * owner does not write; once upgraded, percpu_counter_add().
+ * owner does not write; once upgraded, percpu_counter_add(). Exported, as
+ * the adds of percpu_counter are.
  */
 void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
 				     unsigned int i, long amount)
@@ -76,7 +100,8 @@ EXPORT_SYMBOL(owned_percpu_counter_sum);
 /**
  * owned_percpu_counters_sum_many() - exact values of the first counters of a set
  * @oc: the set
- * @nr: number of counters to sum, from the first
+ * @nr: number of counters to sum, from the first; for an upgraded set,
+ *	at most as many as it was upgraded with
  * @sums: one value per counter is stored here
  *
  * Like owned_percpu_counter_sum() on each counter, but once the set is
@@ -88,15 +113,36 @@ void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
 {
 	unsigned int i;
 
+	if (WARN_ON_ONCE(!nr || nr > OWNED_PERCPU_COUNTERS_MAX))
+		return;
+
 	/* The flags are set in order: the last one means all of them. */
 	if (atomic_long_read_acquire(&oc->shared_adds[nr - 1]) & __OWNED_PERCPU_UPGRADED) {
-		percpu_counter_sum_many(oc->percpu, nr, sums);
+		if (!WARN_ON_ONCE(nr > oc->nr_percpu))
+			percpu_counter_sum_many(oc->percpu, nr, sums);
 		return;
 	}
 	for (i = 0; i < nr; i++)
 		sums[i] = owned_percpu_counter_sum(oc, i);
 }
 EXPORT_SYMBOL(owned_percpu_counters_sum_many);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void (*owned_percpu_counter_fold_hook)(struct percpu_counter *fbc, bool locked);
+
+static inline void owned_fold_hook(struct percpu_counter *fbc, bool locked)
+{
+	void (*hook)(struct percpu_counter *fbc, bool locked);
+
+	hook = READ_ONCE(owned_percpu_counter_fold_hook);
+	if (hook)
+		hook(fbc, locked);
+}
+#else
+static inline void owned_fold_hook(struct percpu_counter *fbc, bool locked)
+{
+}
+#endif
 
 /*
  * The percpu_counters of the set, set up but not yet published: lock,
@@ -109,16 +155,6 @@ VISIBLE_IF_KUNIT int owned_percpu_counters_init_percpu(struct owned_percpu_count
 {
 	KUNIT_STATIC_STUB_REDIRECT(owned_percpu_counters_init_percpu, oc, nr, gfp);
 	return percpu_counter_init_many(oc->percpu, 0, gfp, nr);
-}
-
-/*
- * A KUnit stub point in the middle of the fold: the flag is set, the count
- * not yet final, the lock held. Tests look at what everyone else can see
- * there. Does nothing otherwise.
- */
-VISIBLE_IF_KUNIT void owned_percpu_counter_fold_point(struct percpu_counter *fbc)
-{
-	KUNIT_STATIC_STUB_REDIRECT(owned_percpu_counter_fold_point, fbc);
 }
 
 /*
@@ -182,6 +218,7 @@ int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
 	err = owned_percpu_counters_init_percpu(oc, nr, gfp);
 	if (err)
 		return err;
+	oc->nr_percpu = nr;
 
 	for (i = 0; i < nr; i++) {
 		struct percpu_counter *fbc = &oc->percpu[i];
@@ -209,27 +246,31 @@ int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
 		WRITE_ONCE(fbc->count, __owned_percpu_value(oc->owner_adds[i], snap));
 		shared = atomic_long_fetch_or_release(__OWNED_PERCPU_UPGRADED,
 						      &oc->shared_adds[i]);
-		owned_percpu_counter_fold_point(fbc);
+		owned_fold_hook(fbc, true);
 		WRITE_ONCE(fbc->count, __owned_percpu_value(oc->owner_adds[i], shared));
 		owned_fold_unlock(fbc, flags);
+		owned_fold_hook(fbc, false);
 	}
-	/* From now on the owner's adds are shared ones too. */
-	WRITE_ONCE(oc->owner, NULL);
+	/*
+	 * All counters are percpu_counters: say so in the owner's line too,
+	 * so that an add needs one load to find its path. Release: whoever
+	 * sees it sees the folds above (owned_percpu_counter_add()). The
+	 * owner's adds are ordinary percpu_counter adds from now on.
+	 */
+	smp_store_release(&oc->owner, __OWNED_PERCPU_SHARED);
 	return 0;
 }
 
 /**
  * owned_percpu_counters_destroy() - free the per-CPU side of a set
  * @oc: the set
- * @nr: number of counters in use in the set
  *
  * Takes upgraded counters off the CPU hotplug list and frees their deltas;
  * lazy counters own nothing. Process context; the set must no longer be
  * in use, and needs owned_percpu_counters_init() before any new use.
  */
-void owned_percpu_counters_destroy(struct owned_percpu_counters *oc,
-				   unsigned int nr)
+void owned_percpu_counters_destroy(struct owned_percpu_counters *oc)
 {
 	if (owned_percpu_counters_is_percpu(oc))
-		percpu_counter_destroy_many(oc->percpu, nr);
+		percpu_counter_destroy_many(oc->percpu, oc->nr_percpu);
 }

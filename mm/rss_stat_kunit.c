@@ -17,6 +17,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/hrtimer.h>
+#include <linux/interrupt.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -36,8 +37,8 @@ struct owner_ctx {
 	struct task_struct *owner;
 	struct mm_struct *mm;		/* the owner's, pinned with mmgrab() */
 	struct completion ready, sharer_done, done;
-	struct hrtimer timer;
-	atomic_long_t irq_adds;
+	struct hrtimer timer[2];	/* hardirq, softirq */
+	atomic_long_t irq_adds[2];
 	atomic_t irqs_as_owner;		/* interrupts that changed the owner's word */
 	long owner_adds, other_adds;
 	s64 sum, borrowed;		/* of the member, and of MM_SHMEMPAGES */
@@ -48,6 +49,17 @@ struct owner_ctx {
 	bool cid_solo;			/* after the clone */
 	u64 pcpu_before, pcpu_after;	/* per-CPU allocations, around the clone */
 };
+
+/*
+ * Interrupts that cut into the owner and counted, of the kinds that can:
+ * threaded softirqs (PREEMPT_RT, threadirqs) run in a thread of their own.
+ */
+static long irq_adds_in_owner(struct owner_ctx *c)
+{
+	long hard = atomic_long_read(&c->irq_adds[0]);
+
+	return force_irqthreads() ? hard : min(hard, atomic_long_read(&c->irq_adds[1]));
+}
 
 /* ADDS adds as the owner, and more until enough interrupts counted too. */
 static void owner_adds(struct owner_ctx *c, int member, bool until_irqs)
@@ -60,7 +72,7 @@ static void owner_adds(struct owner_ctx *c, int member, bool until_irqs)
 		if (!(++n % 256))
 			cond_resched();
 	} while (n < ADDS || (until_irqs && time_before(jiffies, stop) &&
-			      atomic_long_read(&c->irq_adds) < MIN_IRQ_ADDS));
+			      irq_adds_in_owner(c) < MIN_IRQ_ADDS));
 	c->owner_adds = n;
 }
 
@@ -89,10 +101,9 @@ static void owner_start(struct owner_ctx *c)
 	complete(&c->ready);
 }
 
-static enum hrtimer_restart irq_add(struct hrtimer *timer)
+/* @soft: 0 from a hardirq timer, 1 from a softirq one. */
+static enum hrtimer_restart irq_add(struct owner_ctx *c, int soft)
 {
-	struct owner_ctx *c = container_of(timer, struct owner_ctx, timer);
-
 	if (current == c->owner) {	/* cut into the owner */
 		long *own = &current->mm->rss_stat.owner_adds[MM_FILEPAGES];
 		long before = READ_ONCE(*own);
@@ -100,10 +111,20 @@ static enum hrtimer_restart irq_add(struct hrtimer *timer)
 		add_mm_counter(current->mm, MM_FILEPAGES, 1);
 		if (READ_ONCE(*own) != before)
 			atomic_inc(&c->irqs_as_owner);
-		atomic_long_inc(&c->irq_adds);
+		atomic_long_inc(&c->irq_adds[soft]);
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(IRQ_PERIOD_NS));
+	hrtimer_forward_now(&c->timer[soft], ns_to_ktime(IRQ_PERIOD_NS));
 	return HRTIMER_RESTART;
+}
+
+static enum hrtimer_restart hardirq_add(struct hrtimer *timer)
+{
+	return irq_add(container_of(timer, struct owner_ctx, timer[0]), 0);
+}
+
+static enum hrtimer_restart softirq_add(struct hrtimer *timer)
+{
+	return irq_add(container_of(timer, struct owner_ctx, timer[1]), 1);
 }
 
 static int borrower_fn(void *arg)
@@ -131,10 +152,13 @@ static int owner_vs_borrower_and_irqs(void *arg)
 
 	owner_start(c);
 	migrate_disable();
-	hrtimer_start(&c->timer, ns_to_ktime(IRQ_PERIOD_NS),
+	hrtimer_start(&c->timer[0], ns_to_ktime(IRQ_PERIOD_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
+	hrtimer_start(&c->timer[1], ns_to_ktime(IRQ_PERIOD_NS),
+		      HRTIMER_MODE_REL_PINNED_SOFT);
 	owner_adds(c, MM_FILEPAGES, true);
-	hrtimer_cancel(&c->timer);
+	hrtimer_cancel(&c->timer[0]);
+	hrtimer_cancel(&c->timer[1]);
 	migrate_enable();
 	owner_finish(c, MM_FILEPAGES);
 }
@@ -188,6 +212,18 @@ static int owner_counts(void *arg)
 	owner_finish(c, MM_FILEPAGES);
 }
 
+/*
+ * A lazy mm leaves its cid mask as the allocator gave it: garbage, that
+ * sharing the mm must clear, or the second user finds no free cid and
+ * spins in mm_cid_get() for ever.
+ */
+static void poison_cid_mask(struct mm_struct *mm)
+{
+#ifdef CONFIG_SCHED_MM_CID
+	cpumask_setall(mm_cidmask(mm));
+#endif
+}
+
 static int owner_clones_vm(void *arg)
 {
 	struct owner_ctx *c = arg;
@@ -201,6 +237,7 @@ static int owner_clones_vm(void *arg)
 
 	owner_start(c);
 	add_mm_counter(c->mm, MM_ANONPAGES, 7);
+	poison_cid_mask(c->mm);
 	pid = kernel_clone(&args);
 	c->clone_err = pid < 0 ? pid : 0;
 	if (pid < 0)
@@ -302,8 +339,10 @@ static struct owner_ctx *run_owner(struct kunit *test, int (*fn)(void *),
 	init_completion(&c->ready);
 	init_completion(&c->sharer_done);
 	init_completion(&c->done);
-	hrtimer_init(&c->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	c->timer.function = irq_add;
+	hrtimer_init(&c->timer[0], CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	c->timer[0].function = hardirq_add;
+	hrtimer_init(&c->timer[1], CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
+	c->timer[1].function = softirq_add;
 	args.fn_arg = c;
 	if (borrower) {
 		struct task_struct *t;
@@ -328,17 +367,18 @@ static struct owner_ctx *run_owner(struct kunit *test, int (*fn)(void *),
 /*
  * The owner counts without atomics while a kthread_use_mm() borrower
  * counts into the same lazy counter on another CPU, and into one the owner
- * does not touch, and timer interrupts cut into the owner and count too: no
- * add is lost, none of the borrower's or the interrupts' adds goes to the
- * owner's word, and the counters stay lazy.
+ * does not touch, and hardirq and softirq timers cut into the owner and
+ * count too: no add is lost, none of the borrower's or the interrupts' adds
+ * goes to the owner's word, and the counters stay lazy.
  */
 static void rss_stat_owner_path_is_the_owners_only_test(struct kunit *test)
 {
 	struct owner_ctx *c = run_owner(test, owner_vs_borrower_and_irqs, borrower_fn);
 
-	KUNIT_EXPECT_GE(test, atomic_long_read(&c->irq_adds), MIN_IRQ_ADDS);
-	KUNIT_EXPECT_EQ(test, c->sum,
-			c->owner_adds + c->other_adds + atomic_long_read(&c->irq_adds));
+	KUNIT_EXPECT_GE(test, irq_adds_in_owner(c), MIN_IRQ_ADDS);
+	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds + c->other_adds +
+			atomic_long_read(&c->irq_adds[0]) +
+			atomic_long_read(&c->irq_adds[1]));
 	KUNIT_EXPECT_EQ(test, c->borrowed, c->other_adds);
 	/* The borrower's and the interrupts' adds were shared, every one. */
 	KUNIT_EXPECT_EQ(test, c->borrowed_as_owner, 0);

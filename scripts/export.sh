@@ -74,7 +74,7 @@ n=$(git -C "$LINUX" rev-list --count "$BASE_TAG..$BRANCH")
 
 [ -f "$cover" ] || die "missing ${cover#"$TOP"/} (Subject: [PATCH 0/N] SUBJECT, a blank line, the text)"
 text=$(cover_text "$cover") || die "cannot find the text of ${cover#"$TOP"/}"
-prefix=$(sed -n 's/^Subject: \[\(.*\) 0\/[0-9]*\].*/\1/p' "$cover")
+prefix=$(sed -n 's/^Subject: \[\(.*\) 0\+\/[0-9]*\].*/\1/p' "$cover")
 git -C "$LINUX" config "branch.$BRANCH.description" "$text"
 
 tmp=$(mktemp -d)

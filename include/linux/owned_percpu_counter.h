@@ -17,6 +17,7 @@
 #include <linux/preempt.h>
 #include <linux/string.h>
 #include <linux/types.h>
+#include <asm/barrier.h>
 #include <asm/current.h>
 
 struct task_struct;
@@ -24,13 +25,16 @@ struct task_struct;
 /* Counters per set: the owner's pointer and words fit a 64-byte line. */
 #define OWNED_PERCPU_COUNTERS_MAX	4
 
-/* Bit 0 of a shared word: the counter is upgraded. Private to the helpers. */
+/* Private to the helpers: bit 0 of a shared word, the counter is upgraded; */
 #define __OWNED_PERCPU_UPGRADED		1L
+/* and the owner of an upgraded set, which is no task. */
+#define __OWNED_PERCPU_SHARED		((struct task_struct *)1)
 
 /**
  * struct owned_percpu_counters - a set of owned percpu counters
- * @owner: the task that may add without atomics while the set is lazy;
- *	%NULL once the set is upgraded, and in a set that has no owner.
+ * @owner: the task that may add without atomics while the set is lazy, or
+ *	%NULL if none may; %__OWNED_PERCPU_SHARED once the set is upgraded.
+ * @nr_percpu: the number of percpu_counters the upgrade set up.
  * @owner_adds: the owner's adds while lazy; written by the owner only.
  * @shared_adds: everyone else's adds while lazy, atomically, as twice the
  *	value; bit 0 is set when the counter is upgraded.
@@ -40,14 +44,15 @@ struct task_struct;
  * helpers below. What the owner writes comes first; the shared words start
  * a new cache line, so that the owner never writes a line that other CPUs
  * update atomically. The percpu_counters follow them: they are not touched
- * while the set is lazy, and once it is upgraded nothing writes the shared
- * words any more.
+ * while the set is lazy, and once it is upgraded only the adds that raced
+ * with the upgrade write the shared words, which are then dead.
  *
  * An all-zero set is a valid lazy set with value 0 and no owner, so a
  * statically allocated set needs no initialiser: all its adds are shared.
  */
 struct owned_percpu_counters {
 	struct task_struct *owner;
+	unsigned int nr_percpu;
 	long owner_adds[OWNED_PERCPU_COUNTERS_MAX];
 	atomic_long_t shared_adds[OWNED_PERCPU_COUNTERS_MAX] ____cacheline_aligned_in_smp;
 	struct percpu_counter percpu[OWNED_PERCPU_COUNTERS_MAX];
@@ -78,10 +83,11 @@ static inline void owned_percpu_counters_init(struct owned_percpu_counters *oc,
  */
 static __always_inline bool owned_percpu_counters_as_owner(const struct owned_percpu_counters *oc)
 {
-	/* Compared with current: a stale value never equals another task. */
 	return READ_ONCE(oc->owner) == current && in_task();
 }
 
+void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
+				     struct task_struct *owner);
 void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
 				     unsigned int i, long amount);
 
@@ -99,20 +105,25 @@ void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
 static __always_inline void owned_percpu_counter_add(struct owned_percpu_counters *oc,
 						     unsigned int i, long amount)
 {
+	struct task_struct *owner = READ_ONCE(oc->owner);
+
 	/*
-	 * owned_percpu_counters_as_owner(), with a hint on each test, so
-	 * that the owner's add is the path without a taken branch. Others
-	 * read the owner's word racily, with READ_ONCE().
+	 * One load of the owner's line says which path: the owner's word
+	 * (a hint on each test, so that it is the path without a taken
+	 * branch), the percpu_counter, or the shared word. Others read the
+	 * owner's word racily, with READ_ONCE().
 	 */
-	if (likely(READ_ONCE(oc->owner) == current) && likely(in_task())) {
+	if (likely(owner == current) && likely(in_task())) {
 		WRITE_ONCE(oc->owner_adds[i], oc->owner_adds[i] + amount);
 		return;
 	}
-	/* Acquire: whoever sees the flag sees the percpu_counter set up. */
-	if (atomic_long_read_acquire(&oc->shared_adds[i]) & __OWNED_PERCPU_UPGRADED)
+	if (owner == __OWNED_PERCPU_SHARED) {
+		/* Pairs with the release that published it: set-up seen. */
+		smp_acquire__after_ctrl_dep();
 		percpu_counter_add(&oc->percpu[i], amount);
-	else
-		owned_percpu_counter_add_shared(oc, i, amount);
+		return;
+	}
+	owned_percpu_counter_add_shared(oc, i, amount);
 }
 
 /*
@@ -171,13 +182,18 @@ void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
 				    unsigned int nr, s64 *sums);
 int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
 				  unsigned int nr, gfp_t gfp);
-void owned_percpu_counters_destroy(struct owned_percpu_counters *oc,
-				   unsigned int nr);
+void owned_percpu_counters_destroy(struct owned_percpu_counters *oc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int owned_percpu_counters_init_percpu(struct owned_percpu_counters *oc,
 				      unsigned int nr, gfp_t gfp);
-void owned_percpu_counter_fold_point(struct percpu_counter *fbc);
+/*
+ * For KUnit only: called in each counter's fold, with @locked true in its
+ * middle (the flag set, the count not yet final, the lock held) and false
+ * right after it. It must not take locks: it may run under a raw spinlock.
+ */
+extern void (*owned_percpu_counter_fold_hook)(struct percpu_counter *fbc,
+					      bool locked);
 #endif
 
 #endif /* _LINUX_OWNED_PERCPU_COUNTER_H */

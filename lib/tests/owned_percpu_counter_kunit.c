@@ -48,7 +48,7 @@ static void expect_lazy(struct kunit *test, struct owned_set *s,
 	KUNIT_EXPECT_PTR_EQ(test, s->oc.owner, owner);
 	for (i = 0; i < NR; i++) {
 #ifdef CONFIG_SMP
-		KUNIT_EXPECT_NULL(test, s->oc.percpu[i].counters);
+		KUNIT_EXPECT_TRUE(test, !s->oc.percpu[i].counters);
 #endif
 		KUNIT_EXPECT_FALSE(test, on_hotplug_list(&s->oc.percpu[i]));
 	}
@@ -59,10 +59,10 @@ static void expect_percpu(struct kunit *test, struct owned_set *s)
 	int i;
 
 	KUNIT_EXPECT_TRUE(test, owned_percpu_counters_is_percpu(&s->oc));
-	KUNIT_EXPECT_NULL(test, s->oc.owner);
+	KUNIT_EXPECT_PTR_EQ(test, s->oc.owner, __OWNED_PERCPU_SHARED);
 	for (i = 0; i < NR; i++) {
 #ifdef CONFIG_SMP
-		KUNIT_EXPECT_NOT_NULL(test, s->oc.percpu[i].counters);
+		KUNIT_EXPECT_TRUE(test, !!s->oc.percpu[i].counters);
 #endif
 		KUNIT_EXPECT_EQ(test, on_hotplug_list(&s->oc.percpu[i]), HOTPLUG_LIST);
 	}
@@ -70,7 +70,7 @@ static void expect_percpu(struct kunit *test, struct owned_set *s)
 
 static void destroy_set(void *s)
 {
-	owned_percpu_counters_destroy(&((struct owned_set *)s)->oc, NR);
+	owned_percpu_counters_destroy(&((struct owned_set *)s)->oc);
 }
 
 /*
@@ -175,6 +175,28 @@ static void owned_adds_are_exact_test(struct kunit *test)
 }
 
 /*
+ * An owner that gives up the set adds as a shared adder from then on, and
+ * its word keeps what it added; a set without an owner can get one, whose
+ * adds then go to that word.
+ */
+static void owned_owner_can_change_test(struct kunit *test)
+{
+	struct owned_set *s = new_set(test);
+	const s64 expect[NR] = { 9, 0, 0 };
+
+	owned_percpu_counter_add(&s->oc, 0, 4);
+	owned_percpu_counters_set_owner(&s->oc, NULL);
+	expect_lazy(test, s, NULL);
+	owned_percpu_counter_add(&s->oc, 0, 2);
+	KUNIT_EXPECT_EQ(test, s->oc.owner_adds[0], 4);
+	owned_percpu_counters_set_owner(&s->oc, current);
+	owned_percpu_counter_add(&s->oc, 0, 3);
+	KUNIT_EXPECT_EQ(test, s->oc.owner_adds[0], 7);
+	expect_sums(test, s, expect);
+	expect_lazy(test, s, current);
+}
+
+/*
  * The upgrade keeps every value and makes the set per-CPU, with no owner:
  * adds of both kinds then go to the percpu_counters. Upgrading again does
  * nothing, and destroying takes the counters off the hotplug list.
@@ -220,7 +242,7 @@ static void owned_upgrade_keeps_values_test(struct kunit *test)
 	expect_sums(test, s, expect);
 
 	/* Destroyed, the set owns nothing (and the kernel log tells). */
-	owned_percpu_counters_destroy(&s->oc, NR);
+	owned_percpu_counters_destroy(&s->oc);
 	for (i = 0; i < NR; i++)
 		KUNIT_EXPECT_FALSE(test, on_hotplug_list(&s->oc.percpu[i]));
 	owned_percpu_counters_init(&s->oc, current);
@@ -314,20 +336,38 @@ static void owned_others_share_and_cannot_upgrade_test(struct kunit *test)
 	expect_sums(test, s, expect);
 }
 
-/* What everyone else can see in the middle of the fold of each counter. */
+/*
+ * What everyone else can see in the middle of the fold of each counter,
+ * and right after it, while the next ones are still lazy.
+ */
 struct fold_seen {
+	struct kunit *test;
 	struct owned_set *s;
-	s64 read[NR];
+	s64 read[NR], sum[NR][NR], sum_many[NR][NR];
 	bool excluded[NR], listed[NR], flagged[NR];
-	int calls;
+	int calls[2];
 };
 
-static void record_fold_point(struct percpu_counter *fbc)
+static void record_fold(struct percpu_counter *fbc, bool locked)
 {
-	struct fold_seen *seen = kunit_get_current_test()->priv;
-	int i = fbc - seen->s->oc.percpu;
+	struct fold_seen *seen;
+	int i, j;
 
-	seen->calls++;
+	/* Any upgrade in the kernel gets here: only ours counts. */
+	if (!kunit_get_current_test())
+		return;
+	seen = kunit_get_current_test()->priv;
+	if (!seen || fbc < seen->s->oc.percpu || fbc >= seen->s->oc.percpu + NR)
+		return;
+	i = fbc - seen->s->oc.percpu;
+	seen->calls[locked]++;
+	if (!locked) {
+		/* Counters 0..i folded, the others lazy: sums take both kinds. */
+		owned_percpu_counters_sum_many(&seen->s->oc, NR, seen->sum_many[i]);
+		for (j = 0; j < NR; j++)
+			seen->sum[i][j] = owned_percpu_counter_sum(&seen->s->oc, j);
+		return;
+	}
 	seen->read[i] = owned_percpu_counter_read(&seen->s->oc, i);
 #ifdef CONFIG_SMP
 	seen->excluded[i] = raw_spin_is_locked(&fbc->lock);
@@ -338,32 +378,47 @@ static void record_fold_point(struct percpu_counter *fbc)
 	seen->flagged[i] = atomic_long_read(&seen->s->oc.shared_adds[i]) & 1;
 }
 
+static void clear_fold_hook(void *unused)
+{
+	WRITE_ONCE(owned_percpu_counter_fold_hook, NULL);
+}
+
 /*
  * Once a counter's flag is visible, a lockless read already finds the lazy
  * value in its count, percpu_counter_sum() and a dying CPU's fold are held
  * off until the count is final, and the counter is on the hotplug list, so
- * that no CPU can hold a delta for it that the fold would miss.
+ * that no CPU can hold a delta for it that the fold would miss. Between
+ * two folds, with some counters per-CPU and the others lazy, both kinds of
+ * exact sum are exact for every counter.
  */
 static void owned_fold_is_published_safely_test(struct kunit *test)
 {
-	struct fold_seen seen = { .s = new_set(test) };
-	int i;
+	struct fold_seen seen = { .test = test, .s = new_set(test) };
+	int i, j;
 
 	for (i = 0; i < NR; i++) {
 		owned_percpu_counter_add(&seen.s->oc, i, 10 + i);
 		owned_percpu_counter_add_shared(&seen.s->oc, i, 20 + i);
 	}
 	test->priv = &seen;
-	kunit_activate_static_stub(test, owned_percpu_counter_fold_point, record_fold_point);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, clear_fold_hook, NULL), 0);
+	WRITE_ONCE(owned_percpu_counter_fold_hook, record_fold);
 	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade(&seen.s->oc, NR, GFP_KERNEL), 0);
-	kunit_deactivate_static_stub(test, owned_percpu_counter_fold_point);
+	clear_fold_hook(NULL);
 
-	KUNIT_EXPECT_EQ(test, seen.calls, NR);
+	KUNIT_EXPECT_EQ(test, seen.calls[true], NR);
+	KUNIT_EXPECT_EQ(test, seen.calls[false], NR);
 	for (i = 0; i < NR; i++) {
 		KUNIT_EXPECT_EQ_MSG(test, seen.read[i], 30 + 2 * i, "counter %d", i);
 		KUNIT_EXPECT_TRUE_MSG(test, seen.excluded[i], "counter %d", i);
 		KUNIT_EXPECT_EQ_MSG(test, seen.listed[i], HOTPLUG_LIST, "counter %d", i);
 		KUNIT_EXPECT_TRUE_MSG(test, seen.flagged[i], "counter %d", i);
+		for (j = 0; j < NR; j++) {
+			KUNIT_EXPECT_EQ_MSG(test, seen.sum[i][j], 30 + 2 * j,
+					    "counter %d after %d folds", j, i + 1);
+			KUNIT_EXPECT_EQ_MSG(test, seen.sum_many[i][j], 30 + 2 * j,
+					    "counter %d after %d folds, one pass", j, i + 1);
+		}
 	}
 }
 
@@ -387,32 +442,21 @@ static int sum_in_flight_fn(void *arg)
 		schedule_timeout_idle(1);
 	return 0;
 }
-#endif
 
 /*
- * An add whose CPU delta overflows moves the delta into the count in two
- * stores, under the counter's lock: count += delta, then delta -= delta.
- * A one-pass sum that starts between them must wait for the second, and
- * then count the delta once.
+ * Counter @n of @s gets an add in flight on this CPU, between its two
+ * stores, while another CPU sums the set: returns whether the sum waited
+ * for the second store, and the sums in @sums.
  */
-static void owned_sum_waits_for_a_delta_in_flight_test(struct kunit *test)
+static bool sum_during_add_to(struct kunit *test, struct owned_set *s, int n,
+			      s64 *sums)
 {
-#ifdef CONFIG_SMP
-	struct sum_in_flight f = { .s = new_set(test) };
-	const s64 expect[NR] = { 1, 500, 5 };
-	struct percpu_counter *fbc;
-	struct task_struct *t;
+	struct sum_in_flight f = { .s = s };
+	struct percpu_counter *fbc = &s->oc.percpu[n];
 	unsigned int cpu, other;
+	struct task_struct *t;
 	unsigned long flags;
 	bool waited;
-	int i;
-
-	if (num_online_cpus() < 2)
-		kunit_skip(test, "needs two online CPUs");
-	for (i = 0; i < NR; i++)
-		owned_percpu_counter_add(&f.s->oc, i, i == 1 ? 0 : 2 * i + 1);
-	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade(&f.s->oc, NR, GFP_KERNEL), 0);
-	fbc = &f.s->oc.percpu[1];
 
 	/* The sum runs on another CPU than this one, whatever happens. */
 	migrate_disable();
@@ -439,10 +483,40 @@ static void owned_sum_waits_for_a_delta_in_flight_test(struct kunit *test)
 	while (!atomic_read_acquire(&f.done))
 		schedule_timeout_idle(1);
 	kthread_stop_put(t);
-	KUNIT_EXPECT_TRUE(test, waited);
-	for (i = 0; i < NR; i++)
-		KUNIT_EXPECT_EQ_MSG(test, f.sums[i], expect[i], "counter %d", i);
-	expect_sums(test, f.s, expect);
+	memcpy(sums, f.sums, sizeof(f.sums));
+	return waited;
+}
+#endif
+
+/*
+ * An add whose CPU delta overflows moves the delta into the count in two
+ * stores, under the counter's lock: count += delta, then delta -= delta.
+ * A one-pass sum that starts between them must wait for the second, and
+ * then count the delta once; so for each counter of the set in turn.
+ */
+static void owned_sum_waits_for_a_delta_in_flight_test(struct kunit *test)
+{
+#ifdef CONFIG_SMP
+	struct owned_set *s = new_set(test);
+	s64 expect[NR], sums[NR];
+	int i, n;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	for (i = 0; i < NR; i++) {
+		owned_percpu_counter_add(&s->oc, i, 2 * i + 1);
+		expect[i] = 2 * i + 1;
+	}
+	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade(&s->oc, NR, GFP_KERNEL), 0);
+	for (n = 0; n < NR; n++) {
+		KUNIT_EXPECT_TRUE_MSG(test, sum_during_add_to(test, s, n, sums),
+				      "counter %d", n);
+		expect[n] += 500;
+		for (i = 0; i < NR; i++)
+			KUNIT_EXPECT_EQ_MSG(test, sums[i], expect[i],
+					    "counter %d, add to counter %d", i, n);
+	}
+	expect_sums(test, s, expect);
 #else
 	kunit_skip(test, "no concurrent sums on UP");
 #endif
@@ -697,7 +771,7 @@ static void owned_upgrade_race_test(struct kunit *test)
 		s64 last[NR] = {};
 		long at;
 
-		owned_percpu_counters_destroy(&r->s->oc, NR);
+		owned_percpu_counters_destroy(&r->s->oc);
 		owned_percpu_counters_init(&r->s->oc, current);
 		nr = race_start_workers(r);
 		KUNIT_ASSERT_GT(test, nr, 0);
@@ -813,6 +887,7 @@ static void owned_hotplug_folds_deltas_test(struct kunit *test)
 static struct kunit_case owned_percpu_counter_cases[] = {
 	KUNIT_CASE(owned_zero_is_valid_test),
 	KUNIT_CASE(owned_adds_are_exact_test),
+	KUNIT_CASE(owned_owner_can_change_test),
 	KUNIT_CASE(owned_upgrade_keeps_values_test),
 	KUNIT_CASE(owned_upgrade_failure_test),
 	KUNIT_CASE(owned_others_share_and_cannot_upgrade_test),

@@ -7,8 +7,8 @@ import re
 
 IDLE_LEAVES = ("pv_native_safe_halt", "native_safe_halt", "default_idle", "acpi_safe_halt",
                "cpu_idle_poll", "poll_idle", "intel_idle")
-SUMS = ("__percpu_counter_sum", "percpu_counter_sum_many", "__lazy_percpu_counters_sum",
-        "__lazy_percpu_counter_sum")
+SUMS = ("__percpu_counter_sum", "percpu_counter_sum_many", "owned_percpu_counters_sum_many",
+        "owned_percpu_counter_sum")
 
 
 def has(frames, *names):
@@ -21,7 +21,9 @@ PERF_ROWS = [
     ("pcpu_alloc* (all callers)", lambda fr: any(f.startswith("pcpu_alloc") for f in fr)),
     ("free_percpu", lambda fr: has(fr, "free_percpu")),
     ("percpu_counter_*", lambda fr: any(f.startswith(("percpu_counter_", "__percpu_counter_")) for f in fr)),
-    ("lazy_percpu_counter*", lambda fr: any("lazy_percpu_counter" in f for f in fr)),
+    ("owned_percpu_counter*", lambda fr: any("owned_percpu_counter" in f for f in fr)),
+    ("mm_cid per-CPU state (mm_init_cid, sched_mm_cid_alloc_shared)",
+     lambda fr: has(fr, "mm_init_cid", "sched_mm_cid_alloc_shared")),
     ("__mmdrop", lambda fr: has(fr, "__mmdrop")),
     ("rss sums in __mmdrop (check_mm)", lambda fr: has(fr, "__mmdrop") and has(fr, *SUMS)),
     ("exit_mmap", lambda fr: has(fr, "exit_mmap")),

@@ -201,9 +201,10 @@ THROUGHPUT_CAPTION = ["Operations per second of guest time.", ""]
 IDLE = ["## Per-CPU memory of idle single-threaded processes", "",
         "Growth of `Percpu:` in /proc/meminfo with 1000 idle processes alive, kB.", ""]
 
-UPGRADES = ["## rss_stat upgrades", "",
-            "Events of the tracepoint `kmem:rss_stat_upgrade` (kernels with the series: one per "
-            "upgrade of a lazy mm) during the workload alone.", ""]
+UPGRADES = ["## Lazy mms made shared", "",
+            "Events of the tracepoint `kmem:mm_make_shared` (kernels with the series: one per "
+            "lazy mm given a second user, which upgrades its rss counters and gives mm_cid its "
+            "per-CPU state) during the workload alone.", ""]
 
 TCG = """## What TCG cannot price
 

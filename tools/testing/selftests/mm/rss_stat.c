@@ -628,7 +628,7 @@ TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, 20)
  * processes of the machine. Percpu counts populated pages, so earlier frees
  * can hide some growth, never add to it: at -smp 4, 2000 processes grew it
  * by 240 kB without the series, by 96 kB with lazy rss_stat alone, and
- * XXX kB with lazy mm_cid too, against a bound of 62 kB.
+ * 0 kB with lazy mm_cid too, against a bound of 62 kB.
  */
 #define IDLE_PROCS	2000
 

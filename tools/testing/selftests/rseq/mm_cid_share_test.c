@@ -106,6 +106,112 @@ TEST(solo_process_has_cid_0_wherever_it_runs)
 	EXPECT_EQ(0, wait_status(pid));
 }
 
+struct pinned {
+	int cid, done, seen;
+};
+
+static int pin_to(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* Reports its cid, and keeps it until the first task has read its own. */
+static void *pinned_thread(void *arg)
+{
+	struct pinned *p = arg;
+
+	p->cid = rseq_register_current_thread() ? -1 : rseq_current_mm_cid();
+	RSEQ_WRITE_ONCE(p->done, 1);
+	while (!RSEQ_READ_ONCE(p->seen))
+		;
+	return NULL;
+}
+
+/*
+ * In a process that never shared its mm, pinned to @a, start a thread
+ * pinned to @b while the first task spins on @a: the two run at the same
+ * time on CPUs of their own, so their cids differ. Then, lazy kernels:
+ * alone again, the first task has cid 0, and a fork child of the now
+ * threaded process has a new mm with one user, and cid 0 on every CPU.
+ * Returns the exit status.
+ */
+static int pinned_pair(int a, int b, bool lazy)
+{
+	struct pinned p = { 0 };
+	pthread_attr_t attr;
+	cpu_set_t on_b;
+	pthread_t t;
+	pid_t pid;
+	int cid;
+
+	CPU_ZERO(&on_b);
+	CPU_SET(b, &on_b);
+	if (pin_to(a) || rseq_register_current_thread() ||
+	    pthread_attr_init(&attr) ||
+	    pthread_attr_setaffinity_np(&attr, sizeof(on_b), &on_b))
+		return 20;
+	if (pthread_create(&t, &attr, pinned_thread, &p))
+		return 21;
+	while (!RSEQ_READ_ONCE(p.done))
+		;
+	cid = rseq_current_mm_cid();
+	RSEQ_WRITE_ONCE(p.seen, 1);
+	if (pthread_join(t, NULL) || p.cid < 0)
+		return 22;
+	if (cid == p.cid) {
+		fprintf(stderr, "CPUs %d and %d both run with cid %d\n", a, b, cid);
+		return 23;
+	}
+	if (!lazy)
+		return 0;
+	/*
+	 * Alone again, and switched out and back in on @a: its cid is 0, the
+	 * one the switch to per-CPU state gave this CPU, not a leaked one.
+	 */
+	usleep(1000);
+	cid = rseq_current_mm_cid();
+	if (cid) {
+		fprintf(stderr, "alone again, with cid %d\n", cid);
+		return 24;
+	}
+	pid = fork();
+	if (!pid)
+		_exit(hop_cpus_expecting_cid_0() ? 1 : 0);
+	return wait_status(pid) ? 25 : 0;
+}
+
+/*
+ * Two tasks of a freshly shared mm, running on two CPUs at the same time,
+ * have two cids: the first user's cid 0 is taken before the second runs.
+ */
+TEST(tasks_running_at_once_have_two_cids)
+{
+	int a = -1, b = -1, cpu;
+	cpu_set_t all;
+	pid_t pid;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	for (cpu = 0; cpu < CPU_SETSIZE && b < 0; cpu++) {
+		if (!CPU_ISSET(cpu, &all))
+			continue;
+		if (a < 0)
+			a = cpu;
+		else
+			b = cpu;
+	}
+	if (b < 0)
+		SKIP(return, "needs two CPUs");
+	pid = fork();
+	if (!pid)
+		_exit(pinned_pair(a, b, lazy_kernel()));
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, wait_status(pid));
+}
+
 /* One counter per cid, each on cache lines of its own. */
 struct cid_count {
 	intptr_t v;
