@@ -224,24 +224,30 @@ static void poison_cid_mask(struct mm_struct *mm)
 #endif
 }
 
-static int owner_clones_vm(void *arg)
+/* The owner starts sharer_fn() on its mm with a CLONE_VM clone. */
+static void clone_sharer(struct owner_ctx *c)
 {
-	struct owner_ctx *c = arg;
 	struct kernel_clone_args args = {
 		.flags = CLONE_VM | CLONE_UNTRACED,
 		.exit_signal = SIGCHLD,
 		.fn = sharer_fn,
 		.fn_arg = c,
 	};
-	pid_t pid;
+	pid_t pid = kernel_clone(&args);
+
+	c->clone_err = pid < 0 ? pid : 0;
+	if (pid < 0)
+		complete(&c->sharer_done);
+}
+
+static int owner_clones_vm(void *arg)
+{
+	struct owner_ctx *c = arg;
 
 	owner_start(c);
 	add_mm_counter(c->mm, MM_ANONPAGES, 7);
 	poison_cid_mask(c->mm);
-	pid = kernel_clone(&args);
-	c->clone_err = pid < 0 ? pid : 0;
-	if (pid < 0)
-		complete(&c->sharer_done);
+	clone_sharer(c);
 	owner_adds(c, MM_ANONPAGES, false);
 	c->owner_adds += 7;
 	owner_finish(c, MM_ANONPAGES);
@@ -280,25 +286,15 @@ static int fail_rss_upgrade(struct owned_percpu_counters *oc, unsigned int nr,
 static int owner_clone_fails(void *arg)
 {
 	struct owner_ctx *c = arg;
-	struct kernel_clone_args args = {
-		.flags = CLONE_VM | CLONE_UNTRACED,
-		.exit_signal = SIGCHLD,
-		.fn = sharer_fn,
-		.fn_arg = c,
-	};
-	pid_t pid;
 
 	owner_start(c);
 	current->kunit_test = c->test;	/* for the static stub */
 	add_mm_counter(c->mm, MM_ANONPAGES, 7);
 	c->pcpu_before = pcpu_allocs();
-	pid = kernel_clone(&args);
+	clone_sharer(c);
 	c->pcpu_after = pcpu_allocs();
 	current->kunit_test = NULL;
-	c->clone_err = pid < 0 ? pid : 0;
 	c->cid_solo = mm_cid_solo(c->mm);
-	if (pid < 0)
-		complete(&c->sharer_done);
 	c->owner_adds = 7;
 	owner_finish(c, MM_ANONPAGES);
 }

@@ -30,6 +30,15 @@
 #define ROUNDS		16
 #define MAX_CIDS	1024
 
+static int pin_to(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
 /*
  * Visit every CPU this task may run on, HOP_ROUNDS times: after each
  * migration, the cid that rseq reports must still be 0. Returns the number
@@ -37,7 +46,7 @@
  */
 static int hop_cpus_expecting_cid_0(void)
 {
-	cpu_set_t all, one;
+	cpu_set_t all;
 	int round, cpu, bad = 0;
 
 	if (rseq_register_current_thread() || !rseq_mm_cid_available() ||
@@ -48,9 +57,7 @@ static int hop_cpus_expecting_cid_0(void)
 		for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 			if (!CPU_ISSET(cpu, &all))
 				continue;
-			CPU_ZERO(&one);
-			CPU_SET(cpu, &one);
-			if (sched_setaffinity(0, sizeof(one), &one))
+			if (pin_to(cpu))
 				return -1;
 			bad += rseq_current_mm_cid() != 0;
 		}
@@ -109,15 +116,6 @@ TEST(solo_process_has_cid_0_wherever_it_runs)
 struct pinned {
 	int cid, done, seen;
 };
-
-static int pin_to(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one);
-}
 
 /* Reports its cid, and keeps it until the first task has read its own. */
 static void *pinned_thread(void *arg)
