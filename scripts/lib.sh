@@ -61,6 +61,15 @@ use_ccache() {
 	export CC_CCACHE
 }
 
+# need_space MIB WHAT: die unless the file system of build/ has MIB MiB
+# free for WHAT, rather than fail half-way with "No space left on device".
+need_space() {
+	local free
+	free=$(df -Pm "$BUILD" | awk 'NR == 2 { print $4 }')
+	[ "${free:-0}" -ge "$1" ] ||
+		die "$2 needs $1 MiB free under ${BUILD}, the file system has ${free:-0} MiB left (make clean removes the build outputs)"
+}
+
 need_tree() {
 	[ -d "$1/.git" ] || [ -f "$1/.git" ] ||
 		die "$1 is not a kernel git tree: run 'make tree' first"

@@ -48,6 +48,8 @@ make_base_repo() {
 
 mkdir -p "$BUILD"
 if [ ! -e "$LINUX/.git" ]; then
+	# The unpacked base and its git objects: 2.4 GB.
+	need_space 3072 "unpacking the base tree"
 	make_base_repo
 fi
 git -C "$LINUX" rev-parse -q --verify "$BASE_TAG" >/dev/null ||
