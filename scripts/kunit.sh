@@ -28,7 +28,7 @@ args=()
 for k in "${kconfigs[@]}"; do args+=(--kunitconfig="$k"); done
 # kunit.py build (config and build), unless the kernel is built already,
 # then kunit.py exec, each with the common options.
-build=1
+build=1 exec_args=()
 case $arch in
 uml)
 	# 6.12 UML WARNs at boot when PCI over virtio has no device ID;
@@ -52,7 +52,13 @@ x86_64|kcsan)
 	what="running the KUnit suites of the patched $variant kernel, QEMU -smp $GUEST_SMP"
 	;;
 i386)
+	# kunit.py's i386 kernel has the PS/2 keyboard and mouse: their
+	# "input: ..." lines, printed when the async probe ends, can land
+	# inside the KTAP output, between a suite's "KTAP version 1" and its
+	# "# Subtest:", and kunit.py then reports a crash ("main: missing
+	# expected subtest!") after every case passed. No PS/2 ports.
 	bdir=.kunit-i386
+	exec_args=(--kernel_args=i8042.nokbd --kernel_args=i8042.noaux)
 	common=("${args[@]}" --arch=i386
 		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_SMP")
 	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU -smp $GUEST_SMP"
@@ -69,7 +75,7 @@ if [ "$build" = 1 ] && ! kunit build "${common[@]}" --jobs="$JOBS"; then
 	exit "$EXIT_NOBUILD"
 fi
 set +e
-kunit exec "${common[@]}" --timeout="$timeout" ${KUNIT_FILTER:+"$KUNIT_FILTER"}
+kunit exec "${common[@]}" ${exec_args[@]+"${exec_args[@]}"} --timeout="$timeout" ${KUNIT_FILTER:+"$KUNIT_FILTER"}
 rc=$?
 set -e
 summary=$(grep -E 'Ran [0-9]+ tests?' "$log" | tail -1)
