@@ -9,8 +9,11 @@ set -uo pipefail
 need_deps build vm check
 # A clone's first make check fills build/ with 6.2 GB: the base tree and
 # some ten kernel builds; a later one rewrites about 2 GB of them.
-if [ -e "$LINUX/.git" ]; then need_space 2048 "make check"
-else need_space 7168 "make check (cold: no build/linux yet)"; fi
+if [ -e "$LINUX/.git" ]; then
+	need_space 2048 "make check (make clean removes the build outputs)"
+else
+	need_space 7168 "make check (cold: no build/linux yet)"
+fi
 
 STEPS=(
 	"deps|scripts/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"

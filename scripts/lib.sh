@@ -65,9 +65,10 @@ use_ccache() {
 # free for WHAT, rather than fail half-way with "No space left on device".
 need_space() {
 	local free
-	free=$(df -Pm "$BUILD" | awk 'NR == 2 { print $4 }')
-	[ "${free:-0}" -ge "$1" ] ||
-		die "$2 needs $1 MiB free under ${BUILD}, the file system has ${free:-0} MiB left (make clean removes the build outputs)"
+	free=$(df -m --output=avail "$BUILD" | tail -n 1 | tr -d ' ')
+	[[ $free =~ ^[0-9]+$ ]] || die "cannot read the free space of $BUILD (df -m)"
+	[ "$free" -ge "$1" ] ||
+		die "$2 needs $1 MiB free under ${BUILD}, the file system has $free MiB left"
 }
 
 need_tree() {
