@@ -182,7 +182,7 @@ rules() {
 	# (fail_function or tracing would be missing).
 	[ "$k" != base ] || return 0
 	for t in ${series_mm[@]+"${series_mm[@]#* }"} ${series_added[@]+"${series_added[@]#*:}"}; do
-		skipped_cases "$tap" "$t" | sed "s/^/$k: a test of the series skipped: /"
+		skipped_cases "$tap" "$t" | awk -v k="$k" '{ print k ": a test of the series skipped: " $0 }'
 	done
 }
 
