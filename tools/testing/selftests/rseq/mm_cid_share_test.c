@@ -7,6 +7,7 @@
  * on: rseq users index per-cid data with it, without atomics.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -140,19 +141,21 @@ static void *pinned_thread(void *arg)
 static int pinned_pair(int a, int b, bool lazy)
 {
 	struct pinned p = { 0 };
+	cpu_set_t all, on_b;
 	pthread_attr_t attr;
-	cpu_set_t on_b;
 	pthread_t t;
 	pid_t pid;
-	int cid;
+	int cid, err;
 
 	CPU_ZERO(&on_b);
 	CPU_SET(b, &on_b);
-	if (pin_to(a) || rseq_register_current_thread() ||
-	    pthread_attr_init(&attr) ||
-	    pthread_attr_setaffinity_np(&attr, sizeof(on_b), &on_b))
+	if (sched_getaffinity(0, sizeof(all), &all) || pin_to(a) ||
+	    rseq_register_current_thread() || pthread_attr_init(&attr))
 		return 20;
-	if (pthread_create(&t, &attr, pinned_thread, &p))
+	err = pthread_attr_setaffinity_np(&attr, sizeof(on_b), &on_b) ||
+	      pthread_create(&t, &attr, pinned_thread, &p);
+	pthread_attr_destroy(&attr);
+	if (err)
 		return 21;
 	while (!RSEQ_READ_ONCE(p.done))
 		;
@@ -176,9 +179,11 @@ static int pinned_pair(int a, int b, bool lazy)
 		fprintf(stderr, "alone again, with cid %d\n", cid);
 		return 24;
 	}
+	/* The child hops over every CPU, not only the one it inherits. */
 	pid = fork();
 	if (!pid)
-		_exit(hop_cpus_expecting_cid_0() ? 1 : 0);
+		_exit(sched_setaffinity(0, sizeof(all), &all) ||
+		      hop_cpus_expecting_cid_0() ? 1 : 0);
 	return wait_status(pid) ? 25 : 0;
 }
 
