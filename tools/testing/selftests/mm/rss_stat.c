@@ -440,6 +440,50 @@ struct upgrade {
 
 static struct upgrade upgrades[1024];
 
+/*
+ * One tracing instance for the whole run, set up by the harness process
+ * before the first case: its pid filter (set_event_pid, with event-fork)
+ * takes in every case and every process a case starts, and no other
+ * process. The filter hooks the sched tracepoints, which patches their
+ * call sites while every CPU runs them: once per run rather than once per
+ * case, as multi-threaded TCG in QEMU before 8.1 can then run a call site
+ * in its patched-back int3 form ("Oops: int3" in try_to_wake_up()).
+ */
+static char trace[64];
+static pid_t trace_owner;
+
+__attribute__((constructor)) static void trace_open(int argc, char **argv)
+{
+	char path[128], pid[16];
+
+	if (geteuid() || (argc > 1 && !strcmp(argv[1], EXEC_CHECK)))
+		return;
+	if (access(TRACING "/events", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	snprintf(path, sizeof(path), TRACING "/instances/rss_stat.%d", getpid());
+	if (mkdir(path, 0700))
+		return;
+	trace_owner = getpid();
+	snprintf(trace, sizeof(trace), "%s", path);
+	snprintf(path, sizeof(path), "%s/options/event-fork", trace);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(path, "1"))
+		return;
+	snprintf(path, sizeof(path), "%s/set_event_pid", trace);
+	if (write_file(path, pid))
+		return;
+	snprintf(path, sizeof(path), "%s/" UPGRADE_EVENT "/enable", trace);
+	if (!access(TRACING "/" UPGRADE_EVENT, F_OK) && write_file(path, "1"))
+		return;
+	trace_owner = -getpid();	/* ready */
+}
+
+__attribute__((destructor)) static void trace_close(void)
+{
+	if (abs(trace_owner) == getpid())
+		rmdir(trace);
+}
+
 FIXTURE(rss_stat) {
 	bool lazy;		/* the kernel has lazy rss_stat */
 	char trace[64];		/* our tracing instance */
@@ -449,7 +493,7 @@ FIXTURE(rss_stat) {
 
 FIXTURE_SETUP(rss_stat)
 {
-	char path[128], pid[16];
+	char path[128];
 
 	if (geteuid())
 		SKIP(return, "needs root: tracefs, debugfs and /dev/kmsg");
@@ -463,29 +507,20 @@ FIXTURE_SETUP(rss_stat)
 		 _metadata->name, getppid());
 	ASSERT_EQ(0, write_file("/dev/kmsg", self->marker));
 
-	if (access(TRACING "/events", F_OK))
-		mount("tracefs", TRACING, "tracefs", 0, NULL);
-	ASSERT_EQ(0, access(TRACING "/instances", F_OK)) TH_LOG("no tracefs");
+	ASSERT_LT(0, -trace_owner) TH_LOG("no tracing instance (tracefs)");
 	self->lazy = !access(TRACING "/" UPGRADE_EVENT, F_OK);
-	snprintf(self->trace, sizeof(self->trace),
-		 TRACING "/instances/rss_stat.%d", getpid());
-	ASSERT_EQ(0, mkdir(self->trace, 0700));
-	/* Only the events of this process and of the ones it forks. */
-	snprintf(path, sizeof(path), "%s/options/event-fork", self->trace);
-	ASSERT_EQ(0, write_file(path, "1"));
-	snprintf(path, sizeof(path), "%s/set_event_pid", self->trace);
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	ASSERT_EQ(0, write_file(path, pid));
-	snprintf(path, sizeof(path), "%s/" UPGRADE_EVENT "/enable", self->trace);
-	if (self->lazy)
-		ASSERT_EQ(0, write_file(path, "1"));
+	snprintf(self->trace, sizeof(self->trace), "%s", trace);
+	/* Only the events of this case, and no rss_stat ones unless it asks. */
+	snprintf(path, sizeof(path), "%s/" RSS_EVENT "/enable", self->trace);
+	if (!access(path, F_OK))
+		ASSERT_EQ(0, write_file(path, "0"));
+	snprintf(path, sizeof(path), "%s/trace", self->trace);
+	ASSERT_EQ(0, write_file(path, ""));
 }
 
 /* In the parent of the case: after its mm and all others are torn down. */
 FIXTURE_TEARDOWN_PARENT(rss_stat)
 {
-	if (self->trace[0])
-		EXPECT_EQ(0, rmdir(self->trace));
 	write_file(FAIL_FN "/inject", "!" UPGRADE_FN);
 	check_kmsg(_metadata, self->marker);
 }
