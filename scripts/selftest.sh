@@ -190,10 +190,10 @@ declare -A tap_of
 for k in "$@"; do
 	name=$(basename "$k")
 	tap=$LOGS/ksft-$name.tap
-	image=$k
+	image=$k slow=()
 	case $k in
 	base|patched)	image=$(kernel_image "$k" test) ;;
-	kcsan)		image=$(kernel_image patched kcsan) ;;
+	kcsan)		image=$(kernel_image patched kcsan) slow=(--slow) ;;
 	esac
 	say "kselftests: booting the $k kernel, -smp $GUEST_SMP (TAP: ${tap#"$TOP"/})"
 	set +e
@@ -201,7 +201,7 @@ for k in "$@"; do
 	"$TOP/scripts/vm" --kernel "$image" --smp "$GUEST_SMP" --timeout "${KSFT_TIMEOUT:-3600}" \
 		--log "$BUILD/vm/ksft-$name" --dir "$inst:/ksft" --add /bin/bash \
 		--add /usr/bin/timeout --add "$TOP/scripts/selftest-guest" \
-		-- "$TOP/scripts/selftest-guest" ${args[@]+"${args[@]}"} >"$tap" 2>&1
+		-- "$TOP/scripts/selftest-guest" ${slow[@]+"${slow[@]}"} ${args[@]+"${args[@]}"} >"$tap" 2>&1
 	rc=$?
 	set -e
 	tap_of[$k]=$tap

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -57,6 +58,18 @@
 /* ... this many times, concurrently: 150,000 rss updates per case. */
 #define CHURN_ROUNDS	300
 #define STACK_SIZE	(256 << 10)
+
+/*
+ * Timeouts, in seconds, are for a kernel without debug options under QEMU
+ * TCG. One with KCSAN or lockdep runs these cases several times slower:
+ * like the net selftests, take KSFT_MACHINE_SLOW=yes to mean such a kernel.
+ */
+static int timeout_s(int seconds)
+{
+	const char *slow = getenv("KSFT_MACHINE_SLOW");
+
+	return slow && !strcmp(slow, "yes") ? 10 * seconds : seconds;
+}
 
 /* For /proc, tracefs and kmsg reads: faulted in before anything is measured. */
 static char buf[1 << 16];
@@ -624,7 +637,7 @@ static int share_twice(int how, char **argv)
 	return 0;
 }
 
-TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, 20)
+TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, timeout_s(20))
 {
 	char **argv = exec_argv(true);
 	pid_t pids[NR_SHARE], pid;
@@ -667,7 +680,7 @@ TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, 20)
  */
 #define IDLE_PROCS	2000
 
-TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, 90)
+TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 {
 	long before, growth, cid_kb, bound_kb;
 	int i, pipefd[2];
@@ -735,7 +748,7 @@ static int command(int cmd, int ack, char c)
  * a reader that drops either kind is wrong. Last, it execs, and the new mm
  * checks itself the same way.
  */
-TEST_F_TIMEOUT(rss_stat, lazy_stat_statm_status_exact_with_owner_and_remote_adds, 10)
+TEST_F_TIMEOUT(rss_stat, lazy_stat_statm_status_exact_with_owner_and_remote_adds, timeout_s(10))
 {
 	const long pages = 64, ps = psize();
 	char *copied = map_anon(pages), *own = map_anon(pages);
@@ -860,7 +873,7 @@ static void *touch_event_pages(void *arg)
  * a thread once shared; then another process writes EVENT_PAGES more into
  * it (remote adds, curr=0). Each step's last event is the child's RssAnon.
  */
-TEST_F_TIMEOUT(rss_stat, rss_stat_event_reports_exact_sizes, 20)
+TEST_F_TIMEOUT(rss_stat, rss_stat_event_reports_exact_sizes, timeout_s(20))
 {
 	const long ps = psize();
 	char path[128], one = 1;
@@ -928,7 +941,7 @@ TEST_F_TIMEOUT(rss_stat, rss_stat_event_reports_exact_sizes, 20)
 }
 
 /* A CLONE_VM child that is no thread (no CLONE_THREAD, no CLONE_VFORK). */
-TEST_F_TIMEOUT(rss_stat, clone_vm_child_faulting_with_parent_ends_exact, 45)
+TEST_F_TIMEOUT(rss_stat, clone_vm_child_faulting_with_parent_ends_exact, timeout_s(45))
 {
 	static char stack[STACK_SIZE];
 	int ready = 0;
@@ -951,7 +964,7 @@ TEST_F_TIMEOUT(rss_stat, clone_vm_child_faulting_with_parent_ends_exact, 45)
  * The vfork parent waits, but its other threads do not: a vfork child
  * faulting while a thread of its parent faults.
  */
-TEST_F_TIMEOUT(rss_stat, vfork_child_faulting_with_parent_thread_ends_exact, 45)
+TEST_F_TIMEOUT(rss_stat, vfork_child_faulting_with_parent_thread_ends_exact, timeout_s(45))
 {
 	int ready = 0;
 	struct churner c = { map_churn(), &ready };
@@ -991,11 +1004,19 @@ static void prep_read(struct io_uring *ring, int fd, char *dst, long len)
 	sqe->len = len;
 }
 
+/*
+ * The result of the next completion; -ETIME if none came within 5 s: a
+ * request that io-wq neither ran nor cancelled. Waiting for it unbounded
+ * would hang the case beyond its timeout.
+ */
 static int reap(struct io_uring *ring)
 {
+	struct pollfd pfd = { .fd = ring->ring_fd, .events = POLLIN };
 	struct io_uring_cqe *cqe;
 	int res;
 
+	if (poll(&pfd, 1, timeout_s(5) * 1000) != 1)
+		return -ETIME;
 	if (io_uring_wait_cqe(ring, &cqe))
 		return -EIO;
 	res = cqe->res;
@@ -1016,7 +1037,7 @@ static int data_memfd(long len)
  * io-wq workers share the mm (CLONE_VM): buffered reads copy into fresh
  * anon pages, so the workers fault them in while the owner faults its own.
  */
-TEST_F_TIMEOUT(rss_stat, io_wq_reads_into_fresh_anon_while_owner_faults_ends_exact, 45)
+TEST_F_TIMEOUT(rss_stat, io_wq_reads_into_fresh_anon_while_owner_faults_ends_exact, timeout_s(45))
 {
 	const long len = IO_PAGES * psize();
 	char *dst = map_churn(), *mine = map_churn();
@@ -1056,7 +1077,7 @@ static void *fault_thread(void *arg)
  * /proc/PID/mem, faulting pages in: adds to the shared word race with the
  * upgrade that folds it. Many processes, so many upgrades.
  */
-TEST_F_TIMEOUT(rss_stat, threads_created_while_remote_writers_fault_ends_exact, 20)
+TEST_F_TIMEOUT(rss_stat, threads_created_while_remote_writers_fault_ends_exact, timeout_s(20))
 {
 	pthread_barrier_t *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1170,7 +1191,7 @@ static int fail_upgrade(int err)
  * thread upgrades. (What a failure inside the step frees is tested in
  * KUnit: fail_function fails the step as a whole, before it allocates.)
  */
-TEST_F_TIMEOUT(rss_stat, failed_upgrade_fails_clone_keeps_counters_lazy_exact, 15)
+TEST_F_TIMEOUT(rss_stat, failed_upgrade_fails_clone_keeps_counters_lazy_exact, timeout_s(15))
 {
 	static char stack[STACK_SIZE];
 	char **argv = exec_argv(true);
@@ -1222,7 +1243,7 @@ TEST_F_TIMEOUT(rss_stat, failed_upgrade_fails_clone_keeps_counters_lazy_exact, 1
  * (io_should_retry_thread()) a few times before that. The submitter carries
  * on, exact and lazy, and a later request gets its worker.
  */
-TEST_F_TIMEOUT(rss_stat, failed_upgrade_for_io_wq_worker_cancels_request, 15)
+TEST_F_TIMEOUT(rss_stat, failed_upgrade_for_io_wq_worker_cancels_request, timeout_s(15))
 {
 	static const int errs[] = { ENOMEM, EAGAIN };
 	const long len = IO_PAGES * psize();
