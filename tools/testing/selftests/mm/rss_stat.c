@@ -463,7 +463,8 @@ static struct upgrade upgrades[1024];
  * in its patched-back int3 form ("Oops: int3" in try_to_wake_up()).
  */
 static char trace[64];
-static pid_t trace_owner;
+static pid_t trace_owner;	/* the harness process, which removes it */
+static bool trace_ready, lazy_kernel;
 
 __attribute__((constructor)) static void trace_open(int argc, char **argv)
 {
@@ -486,20 +487,20 @@ __attribute__((constructor)) static void trace_open(int argc, char **argv)
 	if (write_file(path, pid))
 		return;
 	snprintf(path, sizeof(path), "%s/" UPGRADE_EVENT "/enable", trace);
-	if (!access(TRACING "/" UPGRADE_EVENT, F_OK) && write_file(path, "1"))
+	lazy_kernel = !access(TRACING "/" UPGRADE_EVENT, F_OK);
+	if (lazy_kernel && write_file(path, "1"))
 		return;
-	trace_owner = -getpid();	/* ready */
+	trace_ready = true;
 }
 
 __attribute__((destructor)) static void trace_close(void)
 {
-	if (abs(trace_owner) == getpid())
+	if (trace_owner == getpid())
 		rmdir(trace);
 }
 
 FIXTURE(rss_stat) {
 	bool lazy;		/* the kernel has lazy rss_stat */
-	char trace[64];		/* our tracing instance */
 	char marker[128];	/* kmsg record that starts the case */
 	int ncpus;		/* possible CPUs */
 };
@@ -520,14 +521,13 @@ FIXTURE_SETUP(rss_stat)
 		 _metadata->name, getppid());
 	ASSERT_EQ(0, write_file("/dev/kmsg", self->marker));
 
-	ASSERT_LT(0, -trace_owner) TH_LOG("no tracing instance (tracefs)");
-	self->lazy = !access(TRACING "/" UPGRADE_EVENT, F_OK);
-	snprintf(self->trace, sizeof(self->trace), "%s", trace);
+	ASSERT_TRUE(trace_ready) TH_LOG("no tracing instance (tracefs)");
+	self->lazy = lazy_kernel;
 	/* Only the events of this case, and no rss_stat ones unless it asks. */
-	snprintf(path, sizeof(path), "%s/" RSS_EVENT "/enable", self->trace);
+	snprintf(path, sizeof(path), "%s/" RSS_EVENT "/enable", trace);
 	if (!access(path, F_OK))
 		ASSERT_EQ(0, write_file(path, "0"));
-	snprintf(path, sizeof(path), "%s/trace", self->trace);
+	snprintf(path, sizeof(path), "%s/trace", trace);
 	ASSERT_EQ(0, write_file(path, ""));
 }
 
@@ -539,7 +539,7 @@ FIXTURE_TEARDOWN_PARENT(rss_stat)
 }
 
 /* Read and clear the kmem:mm_make_shared events of the case so far. */
-static int read_upgrades(const char *trace)
+static int read_upgrades(void)
 {
 	char path[128], *line, *next, *p;
 	int n = 0;
@@ -582,7 +582,7 @@ static int count_upgrades(int n, pid_t pid, int err)
  */
 #define EXPECT_ONE_UPGRADE_BY(pid) do {					\
 	if (self->lazy) {						\
-		int _n = read_upgrades(self->trace);				\
+		int _n = read_upgrades();				\
 									\
 		EXPECT_EQ(1, _n);					\
 		EXPECT_EQ(1, count_upgrades(_n, pid, 0));		\
@@ -653,7 +653,7 @@ TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, timeout_
 		}
 		ASSERT_EQ(0, wait_status(pid)) TH_LOG("fork+exec %d", i);
 	}
-	EXPECT_EQ(0, read_upgrades(self->trace));
+	EXPECT_EQ(0, read_upgrades());
 
 	for (i = 0; i < NR_SHARE; i++) {
 		pids[i] = fork();
@@ -662,7 +662,7 @@ TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, timeout_
 	}
 	for (i = 0; i < NR_SHARE; i++)
 		EXPECT_EQ(0, wait_status(pids[i])) TH_LOG("%s", share_name[i]);
-	n = read_upgrades(self->trace);
+	n = read_upgrades();
 	for (i = 0; i < NR_SHARE; i++)
 		EXPECT_EQ(1, count_upgrades(n, pids[i], 0)) TH_LOG("%s", share_name[i]);
 	EXPECT_EQ(NR_SHARE, n);
@@ -709,7 +709,7 @@ TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 	TH_LOG("Percpu: +%ld kB for %d idle processes (mm_cid: %ld kB), %d CPUs",
 	       growth, IDLE_PROCS, cid_kb, self->ncpus);
 	EXPECT_GT(bound_kb, growth);
-	EXPECT_EQ(0, read_upgrades(self->trace));
+	EXPECT_EQ(0, read_upgrades());
 }
 
 /* What the child of the exactness case does on each command byte. */
@@ -802,7 +802,7 @@ TEST_F_TIMEOUT(rss_stat, lazy_stat_statm_status_exact_with_owner_and_remote_adds
 	EXPECT_EQ(0, wait_status(pid)) TH_LOG("the exec'd mm is not exact");
 	EXPECT_RSS_EXACT(0, self->lazy, &r);	/* and so is this process */
 	if (self->lazy)
-		EXPECT_EQ(0, read_upgrades(self->trace));
+		EXPECT_EQ(0, read_upgrades());
 }
 
 /* The last kmem:rss_stat event so far for MM_ANONPAGES of one mm. */
@@ -818,7 +818,7 @@ struct rss_event {
  * counted into as its own (curr=1), or the mm @ev->mm_id if set, and the
  * last MM_ANONPAGES size reported for it.
  */
-static int read_rss_events(const char *trace, pid_t pid, struct rss_event *ev)
+static int read_rss_events(pid_t pid, struct rss_event *ev)
 {
 	char path[128], *line, *next, *p, type[32];
 	unsigned int mm_id, curr;
@@ -883,7 +883,7 @@ TEST_F_TIMEOUT(rss_stat, rss_stat_event_reports_exact_sizes, timeout_s(20))
 
 	if (access(TRACING "/" RSS_EVENT, F_OK))
 		SKIP(return, "no tracepoint kmem:rss_stat");
-	snprintf(path, sizeof(path), "%s/" RSS_EVENT "/enable", self->trace);
+	snprintf(path, sizeof(path), "%s/" RSS_EVENT "/enable", trace);
 	ASSERT_EQ(0, write_file(path, "1"));
 	for (shared = 0; shared < 2; shared++) {
 		char *own = map_anon(EVENT_PAGES), *remote = map_anon(EVENT_PAGES);
@@ -913,9 +913,9 @@ TEST_F_TIMEOUT(rss_stat, rss_stat_event_reports_exact_sizes, timeout_s(20))
 		}
 		ASSERT_LT(0, pid);
 		memset(&ev, 0, sizeof(ev));
-		read_rss_events(self->trace, pid, &ev);	/* clear */
+		read_rss_events(pid, &ev);	/* clear */
 		ASSERT_EQ(0, command(cmd[1], ack[0], 'g'));
-		ASSERT_EQ(0, read_rss_events(self->trace, pid, &ev));
+		ASSERT_EQ(0, read_rss_events(pid, &ev));
 		EXPECT_RSS_EXACT(pid, !shared && self->lazy, &r);
 		ASSERT_NE(0, ev.mm_id) TH_LOG("no rss_stat event of the child's mm");
 		EXPECT_LE(EVENT_PAGES, ev.nr);
@@ -927,7 +927,7 @@ TEST_F_TIMEOUT(rss_stat, rss_stat_event_reports_exact_sizes, timeout_s(20))
 
 			EXPECT_EQ(1, process_vm_writev(pid, &local, 1, &to, 1, 0));
 		}
-		ASSERT_EQ(0, read_rss_events(self->trace, pid, &ev));
+		ASSERT_EQ(0, read_rss_events(pid, &ev));
 		EXPECT_RSS_EXACT(pid, !shared && self->lazy, &r);
 		EXPECT_EQ(EVENT_PAGES, ev.remote);
 		EXPECT_EQ(r.anon * ps, ev.size) TH_LOG("%s, remote", shared ? "shared" : "lazy");
@@ -1225,7 +1225,7 @@ TEST_F_TIMEOUT(rss_stat, failed_upgrade_fails_clone_keeps_counters_lazy_exact, t
 	ASSERT_EQ(0, fail_upgrade(0));
 	while (wait(NULL) > 0)	/* children of clones that should have failed */
 		;
-	n = read_upgrades(self->trace);
+	n = read_upgrades();
 	EXPECT_EQ(4 * INJECT_ROUNDS, count_upgrades(n, getpid(), -ENOMEM));
 	EXPECT_EQ(4 * INJECT_ROUNDS, n);
 	EXPECT_RSS_EXACT(0, true, &r);
@@ -1265,7 +1265,7 @@ TEST_F_TIMEOUT(rss_stat, failed_upgrade_for_io_wq_worker_cancels_request, timeou
 		ASSERT_EQ(1, io_uring_submit(&ring));
 		res = reap(&ring);
 		ASSERT_EQ(0, fail_upgrade(0));
-		n = read_upgrades(self->trace);
+		n = read_upgrades();
 		TH_LOG("upgrade failing with -%d: %d worker creation attempt(s), read: %d",
 		       errs[i], n, res);
 		EXPECT_EQ(-ECANCELED, res);
