@@ -91,7 +91,7 @@ check-kcsan:
 	@$(S)/deps.sh build vm check
 	@$(S)/kcsan.sh
 
-## mutate        mutation score: each mutants/*.patch must fail a test [MUTANTS=pattern]
+## mutate        mutation score: each mutants/*.patch must fail a test [MUTANTS="pattern..."]
 mutate:
 	@$(S)/deps.sh build vm check
 	@$(S)/mutate.sh $(MUTANTS)

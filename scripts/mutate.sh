@@ -26,18 +26,21 @@
 # it tests: the mutant breaks the build and is not caught; anything else
 # is an error of the step, not a catch. Prints a table and "N caught, N
 # missed"; exits non-zero when a mutant is missed or does not apply.
-# usage: scripts/mutate.sh [PATTERN]   (mutants whose file name contains it)
+# usage: scripts/mutate.sh [PATTERN...]   (mutants whose file name contains
+# one of them; all mutants without one)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm check
 
-pattern=${1:-}
+[ $# -gt 0 ] || set -- ''
 mutants=()
 for m in "$TOP"/mutants/*.patch; do
 	[ -f "$m" ] || continue
-	case $(basename "$m") in *"$pattern"*) mutants+=("$m") ;; esac
+	for p in "$@"; do
+		case $(basename "$m") in *"$p"*) mutants+=("$m"); break ;; esac
+	done
 done
-[ ${#mutants[@]} -gt 0 ] || die "no mutant in mutants/ matches '${pattern}'"
+[ ${#mutants[@]} -gt 0 ] || die "no mutant in mutants/ matches '$*'"
 
 header() { sed -n "s/^$1: *//p;/^diff --git /q" "$2" | head -1; }
 steps=()
