@@ -93,10 +93,27 @@ static bool lazy_kernel(void)
 }
 
 /*
+ * Timeouts, in seconds, are for a kernel without debug options under QEMU
+ * TCG. One with KCSAN or lockdep runs these tests several times slower:
+ * like the net selftests, take KSFT_MACHINE_SLOW=yes to mean such a kernel.
+ */
+static int timeout_s(int seconds)
+{
+	const char *slow = getenv("KSFT_MACHINE_SLOW");
+
+	return slow && !strcmp(slow, "yes") ? 10 * seconds : seconds;
+}
+
+/* No state: a fixture only for TEST_F_TIMEOUT(). */
+FIXTURE(mm_cid) {};
+FIXTURE_SETUP(mm_cid) {}
+FIXTURE_TEARDOWN(mm_cid) {}
+
+/*
  * A process that never shares its mm has cid 0 on every CPU, and so has
  * the process it execs.
  */
-TEST(solo_process_has_cid_0_wherever_it_runs)
+TEST_F_TIMEOUT(mm_cid, solo_process_has_cid_0_wherever_it_runs, timeout_s(30))
 {
 	static char *const argv[] = { "mm_cid_share_test", HOP_ARG, NULL };
 	pid_t pid;
@@ -191,7 +208,7 @@ static int pinned_pair(int a, int b, bool lazy)
  * Two tasks of a freshly shared mm, running on two CPUs at the same time,
  * have two cids: the first user's cid 0 is taken before the second runs.
  */
-TEST(tasks_running_at_once_have_two_cids)
+TEST_F_TIMEOUT(mm_cid, tasks_running_at_once_have_two_cids, timeout_s(30))
 {
 	int a = -1, b = -1, cpu;
 	cpu_set_t all;
@@ -310,7 +327,7 @@ static int share_and_count(int how, int nr_threads, bool lazy)
  * that runs at the same time: the first task's cid 0 is taken before the
  * first thread can run.
  */
-TEST(threads_of_a_solo_process_never_share_a_running_cid)
+TEST_F_TIMEOUT(mm_cid, threads_of_a_solo_process_never_share_a_running_cid, timeout_s(30))
 {
 	int how, round, nr_threads = sysconf(_SC_NPROCESSORS_ONLN);
 	bool lazy = lazy_kernel();
