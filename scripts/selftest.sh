@@ -82,6 +82,7 @@ mapfile -t series_mm < <(git -C "$LINUX" diff "$BASE_TAG" HEAD -- "$ksft/mm/run_
 # What this run runs: targets (run_kselftest.sh), mm categories, and the
 # harness filter of --only NAME (for the series' mm programs).
 mm_programs=$(printf '%s\n' ${series_mm[@]+"${series_mm[@]}"} | cut -s -d' ' -f2 | sort -u | tr '\n' ' ')
+all_series_mm=(${series_mm[@]+"${series_mm[@]}"})
 targets="$UPSTREAM_TARGETS ${series_targets[*]}" harness=''
 case $only in
 '')	;;
@@ -100,10 +101,18 @@ esac
 for t in ${series_mm[@]+"${series_mm[@]}"}; do
 	[[ " $MM_CATEGORIES " == *" ${t% *} "* ]] || MM_CATEGORIES="${t% *} $MM_CATEGORIES"
 done
+# The series' categories run as programs of their own (selftest-guest
+# --mm-programs), the upstream ones through run_vmtests.sh.
+mm_direct=''
+for t in ${all_series_mm[@]+"${all_series_mm[@]}"}; do
+	[[ " $MM_CATEGORIES " == *" ${t% *} "* ]] || continue
+	mm_direct="$mm_direct ${t#* }"
+	MM_CATEGORIES=$(echo " $MM_CATEGORIES " | sed "s/ ${t% *} / /; s/^ *//; s/ *\$//")
+done
 read -r -a targets <<<"$targets"
 # mm is built for run_vmtests.sh and the harness runs.
 build_targets=${targets[*]}
-[ -z "$MM_CATEGORIES$harness" ] || build_targets="$build_targets mm"
+[ -z "$MM_CATEGORIES$mm_direct$harness" ] || build_targets="$build_targets mm"
 
 out=$LINUX/.out-ksft
 inst=$out/install
@@ -138,6 +147,7 @@ if [[ " ${targets[*]} " == *" rseq "* ]] && [ "$RSEQ_PARAM" = default ] && [ "$o
 	args+=(--param-test-default)
 fi
 [ -z "$MM_CATEGORIES" ] || args+=(--mm "$MM_CATEGORIES")
+[ -z "$mm_direct" ] || args+=(--mm-programs "${mm_direct# }")
 # shellcheck disable=SC2206 # one program a word
 [ -z "$harness" ] || args+=(--harness "$harness" $mm_programs)
 
