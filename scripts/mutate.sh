@@ -72,18 +72,29 @@ if [ ! -e "$mut/.git" ] || [ "$(cat "$BUILD/mutate.stamp" 2>/dev/null)" != "$sta
 fi
 
 # run_step STEP: run one step on the worktree, quietly, and return its
-# exit status; its log in $steplog.
+# exit status; its log in $steplog. A selftest:TARGET step boots the base
+# once, in the baseline: a mutant that leaves tools/testing alone changes
+# neither the base kernel nor the tests, so the base's outcomes are those
+# of the baseline.
+rm -f "$LOGS"/mutate-base-*.tap
+mutating=''
 run_step() {
 	steplog=$LOGS/mutate-${1//[:\/]/-}.log
 	local what=${1#selftest:}
+	local base_tap=$LOGS/mutate-base-$what.tap
 	case $1 in
 	kunit-*)	LINUX=$mut "$TOP/scripts/kunit.sh" "${1#kunit-}" ;;
 	selftest)	LINUX=$mut "$TOP/scripts/build.sh" test patched &&
 			LINUX=$mut "$TOP/scripts/selftest.sh" --only series patched ;;
-	selftest:*)	if LINUX=$mut ksft_target "$what"; then
+	selftest:*)	if LINUX=$mut ksft_target "$what" && [ -s "$base_tap" ] &&
+			   ! git -C "$mut" diff --name-only | grep -q '^tools/testing/'; then
+				LINUX=$mut "$TOP/scripts/build.sh" test patched &&
+				LINUX=$mut "$TOP/scripts/selftest.sh" --only "$what" --base-tap "$base_tap" patched
+			elif LINUX=$mut ksft_target "$what"; then
 				LINUX=$mut "$TOP/scripts/build.sh" test base &&
 				LINUX=$mut "$TOP/scripts/build.sh" test patched &&
-				LINUX=$mut "$TOP/scripts/selftest.sh" --only "$what" base patched
+				LINUX=$mut "$TOP/scripts/selftest.sh" --only "$what" base patched &&
+				{ [ -n "$mutating" ] || cp "$LOGS/ksft-base.tap" "$base_tap"; }
 			else
 				LINUX=$mut "$TOP/scripts/build.sh" test patched &&
 				LINUX=$mut "$TOP/scripts/selftest.sh" --only "$what" patched
@@ -117,7 +128,7 @@ for s in "${steps[@]}"; do
 	say "mutate: baseline $s passed ($(elapsed "$t0"))"
 done
 
-caught=0 missed=0 rows=()
+caught=0 missed=0 rows=() mutating=1
 i=0
 for m in "${mutants[@]}"; do
 	i=$((i + 1))

@@ -19,15 +19,20 @@
 # --only TARGET: only that kselftest target (rseq); --only CATEGORY: only
 # that run_vmtests.sh category; --only NAME: only the kselftest_harness
 # tests NAME of the series' mm tests (-t NAME) (make mutate).
-# usage: scripts/selftest.sh [--only series|TARGET|CATEGORY|NAME] KERNEL...
+# --base-tap FILE: the base's TAP of an earlier run of the same tests,
+# for the outcome comparison, instead of booting base (make mutate: its
+# mutants change neither the base kernel nor the tests).
+# usage: scripts/selftest.sh [--only series|TARGET|CATEGORY|NAME] [--base-tap FILE] KERNEL...
 # Prints "kselftests: N passed, N failed, N skipped" on the last line;
 # exits 1 on a failure, 3 when the kselftests do not build.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm check
 
-only=''
+only='' base_tap=''
 if [ "${1:-}" = --only ]; then only=${2:?--only needs series, a target, a category or a test name}; shift 2; fi
+if [ "${1:-}" = --base-tap ]; then base_tap=${2:?--base-tap needs a file}; shift 2; fi
+[ -z "$base_tap" ] || [ -s "$base_tap" ] || die "--base-tap $base_tap: no such TAP file"
 [ $# -gt 0 ] || die "usage: selftest.sh [--only series|TARGET|CATEGORY|NAME] KERNEL... (base, patched, kcsan or a bzImage path)"
 need_tree "$LINUX"
 ksft=tools/testing/selftests
@@ -197,6 +202,7 @@ rules() {
 }
 
 declare -A tap_of
+[ -z "$base_tap" ] || tap_of[base]=$base_tap
 for k in "$@"; do
 	name=$(basename "$k")
 	tap=$LOGS/ksft-$name.tap
