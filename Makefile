@@ -27,11 +27,7 @@ endif
 ifeq ($(filter $(RESUME),0 1),)
 $(error RESUME=$(RESUME): want 0 or 1)
 endif
-ifneq ($(MUTANTS),)
-ifeq ($(wildcard mutants/*$(MUTANTS)*.patch),)
-$(error MUTANTS=$(MUTANTS): no mutants/*$(MUTANTS)*.patch)
-endif
-endif
+$(foreach p,$(MUTANTS),$(if $(wildcard mutants/*$(p)*.patch),,$(error MUTANTS=$(MUTANTS): no mutants/*$(p)*.patch)))
 ifneq ($(KSRC),)
 ifeq ($(wildcard $(KSRC)/Makefile),)
 $(error KSRC=$(KSRC): not a kernel source tree)
