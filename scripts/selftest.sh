@@ -87,8 +87,7 @@ mapfile -t series_mm < <(git -C "$LINUX" diff "$BASE_TAG" HEAD -- "$ksft/mm/run_
 # What this run runs: targets (run_kselftest.sh), mm categories, and the
 # harness filter of --only NAME (for the series' mm programs).
 mm_programs=$(printf '%s\n' ${series_mm[@]+"${series_mm[@]}"} | cut -s -d' ' -f2 | sort -u | tr '\n' ' ')
-all_series_mm=(${series_mm[@]+"${series_mm[@]}"})
-targets="$UPSTREAM_TARGETS ${series_targets[*]}" harness=''
+targets="$UPSTREAM_TARGETS ${series_targets[*]}" harness='' mm_direct=''
 case $only in
 '')	;;
 series)	targets="${series_targets[*]} $(printf '%s\n' ${series_added[@]+"${series_added[@]}"} | cut -s -d: -f1 | sort -u | tr '\n' ' ')"
@@ -96,23 +95,20 @@ series)	targets="${series_targets[*]} $(printf '%s\n' ${series_added[@]+"${serie
 *)	if ksft_target "$only"; then
 		targets=$only MM_CATEGORIES=''
 	elif grep -q "^CATEGORY=\"$only\" " "$LINUX/$ksft/mm/run_vmtests.sh"; then
+		# a category of the series: its programs, on their own (below)
+		mm_direct=$(printf '%s\n' ${series_mm[@]+"${series_mm[@]}"} | awk -v c="$only" '$1 == c { printf "%s%s", s, $2; s = " " }')
 		targets='' MM_CATEGORIES=$only
+		[ -z "$mm_direct" ] || MM_CATEGORIES=''
 	else
 		[ -n "$mm_programs" ] || die "--only $only: no target, no run_vmtests.sh category, and the series adds no mm test"
 		targets='' MM_CATEGORIES='' harness=$only
 	fi
 	series_mm=() ;;
 esac
-for t in ${series_mm[@]+"${series_mm[@]}"}; do
-	[[ " $MM_CATEGORIES " == *" ${t% *} "* ]] || MM_CATEGORIES="${t% *} $MM_CATEGORIES"
-done
 # The series' categories run as programs of their own (selftest-guest
 # --mm-programs), the upstream ones through run_vmtests.sh.
-mm_direct=''
-for t in ${all_series_mm[@]+"${all_series_mm[@]}"}; do
-	[[ " $MM_CATEGORIES " == *" ${t% *} "* ]] || continue
-	mm_direct="$mm_direct ${t#* }"
-	MM_CATEGORIES=$(echo " $MM_CATEGORIES " | sed "s/ ${t% *} / /; s/^ *//; s/ *\$//")
+for t in ${series_mm[@]+"${series_mm[@]}"}; do
+	mm_direct="${mm_direct:+$mm_direct }${t#* }"
 done
 read -r -a targets <<<"$targets"
 # mm is built for run_vmtests.sh and the harness runs.
@@ -152,7 +148,7 @@ if [[ " ${targets[*]} " == *" rseq "* ]] && [ "$RSEQ_PARAM" = default ] && [ "$o
 	args+=(--param-test-default)
 fi
 [ -z "$MM_CATEGORIES" ] || args+=(--mm "$MM_CATEGORIES")
-[ -z "$mm_direct" ] || args+=(--mm-programs "${mm_direct# }")
+[ -z "$mm_direct" ] || args+=(--mm-programs "$mm_direct")
 # shellcheck disable=SC2206 # one program a word
 [ -z "$harness" ] || args+=(--harness "$harness" $mm_programs)
 
