@@ -20,12 +20,17 @@ CELLS ?=
 KERNELS ?=
 ITERS ?=
 REPS ?=
+CACHE ?= 1
+MODEL_NS ?=
 
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
 endif
 ifeq ($(filter $(RESUME),0 1),)
 $(error RESUME=$(RESUME): want 0 or 1)
+endif
+ifeq ($(filter $(CACHE),0 1),)
+$(error CACHE=$(CACHE): want 0 or 1)
 endif
 $(foreach p,$(MUTANTS),$(if $(wildcard mutants/*$(p)*.patch),,$(error MUTANTS=$(MUTANTS): no mutants/*$(p)*.patch)))
 ifneq ($(KSRC),)
@@ -92,11 +97,12 @@ mutate:
 	@$(S)/deps.sh build vm check
 	@$(S)/mutate.sh $(MUTANTS)
 
-## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR]
+## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs]
 bench:
 	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
 		$(if $(CELLS),--cells "$(CELLS)") $(if $(KERNELS),--kernels "$(KERNELS)") \
-		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)")
+		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
+		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)")
 
 ## lint          shellcheck the scripts
 lint:

@@ -12,21 +12,32 @@
 # and leaves results/ and README.md alone. BENCH_OUT=DIR writes the
 # report to DIR instead (BENCH_OUT=results publishes any run). Folded
 # perf stacks go to build/bench/perf/.
+# The cache model: in the wide and big cells (below), each kernel boots
+# once more, under QEMU's cache plugin (scripts/qemu-plugin.sh), and runs
+# the cache phases of bench-guest; the report gives misses per operation
+# and a modelled time (instructions and misses at MODEL_NS's costs).
 # usage: scripts/bench.sh [--quick] [--resume] [--cells "N/M ..."]
 #                         [--kernels "NAME ..."] [--iters N] [--reps N]
+#                         [--cache 0|1] [--model-ns "INSN L2HIT L2MISS"]
 #   --quick    cells 4/4 4/255, 2 rounds
 #   --resume   keep the boots of an interrupted run (build/bench/runs/)
 #              that have results, and boot only the others
-# (make bench QUICK=1 RESUME=1 CELLS=... KERNELS=... ITERS=... REPS=...)
+#   --cache    0: no cache-model boots [1]
+#   --model-ns the modelled costs, in ns, of an instruction, of an L1 miss
+#              that hits L2, and of an L2 miss ["0.33 5 40": one
+#              instruction a cycle at 3 GHz, Sapphire Rapids' 16-cycle L2,
+#              an L2 miss served by its L3 or, rarely, by DRAM]
+# (make bench QUICK=1 RESUME=1 CELLS=... KERNELS=... ITERS=... REPS=...
+#  CACHE=0|1 MODEL_NS="...")
 # Environment: BENCH_OUT=DIR (above); BENCH_SERIES=DIR benches the series
 # of DIR/series instead of patches/ (see scripts/bench-tree.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage="usage: scripts/bench.sh [--quick] [--resume] [--cells \"N/M ...\"] [--kernels \"NAME ...\"] [--iters N] [--reps N]"
+usage="usage: scripts/bench.sh [--quick] [--resume] [--cells \"N/M ...\"] [--kernels \"NAME ...\"] [--iters N] [--reps N] [--cache 0|1] [--model-ns \"INSN L2HIT L2MISS\"]"
 full_cells="4/4 4/64 4/128 4/255 8/8 32/32 64/64" full_reps=3 default_iters=500
 all_kernels=$(kernel_names | paste -sd' ')
-quick=0 resume=0 cells_arg='' kernels_arg='' iters_arg='' reps_arg=''
+quick=0 resume=0 cells_arg='' kernels_arg='' iters_arg='' reps_arg='' cache=1 model_ns="0.33 5 40"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick)	quick=1; shift ;;
@@ -35,6 +46,8 @@ while [ $# -gt 0 ]; do
 	--kernels)	kernels_arg=${2:?$usage}; shift 2 ;;
 	--iters)	iters_arg=${2:?$usage}; shift 2 ;;
 	--reps)		reps_arg=${2:?$usage}; shift 2 ;;
+	--cache)	cache=${2:?$usage}; shift 2 ;;
+	--model-ns)	model_ns=${2:?$usage}; shift 2 ;;
 	*)		die "$usage" ;;
 	esac
 done
@@ -68,11 +81,15 @@ done
 for v in "$iters" "$reps"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "ITERS/REPS: '$v' is not a positive number"
 done
+case $cache in 0|1) ;; *) die "CACHE=$cache: want 0 or 1" ;; esac
+num='([0-9]+\.?[0-9]*|\.[0-9]+)'
+[[ $model_ns =~ ^$num\ $num\ $num$ ]] ||
+	die "MODEL_NS='$model_ns': want three costs in ns, \"INSN L2HIT L2MISS\" (default \"0.33 5 40\")"
 # Where the report goes: only the full sweep is published.
 if [ -n "${BENCH_OUT:-}" ]; then
 	outdir=$(realpath -m "$BENCH_OUT")
 elif [ "${cells[*]}" = "$full_cells" ] && [ "${kernels[*]}" = "$all_kernels" ] &&
-     [ "$iters" = "$default_iters" ] && [ "$reps" = "$full_reps" ]; then
+     [ "$iters" = "$default_iters" ] && [ "$reps" = "$full_reps" ] && [ "$cache" = 1 ]; then
 	outdir=$TOP/results
 else
 	outdir=$BUILD/bench/report
@@ -86,6 +103,9 @@ need_deps build vm bench
 wide=$(printf '%s\n' "${cells[@]}" | sort -t/ -k2,2n -k1,1nr | tail -1)
 narrow=$(printf '%s\n' "${cells[@]}" | awk -F/ -v n="${online[$wide]}" '$1 == n' | sort -t/ -k2,2n | head -1)
 big=$(printf '%s\n' "${cells[@]}" | sort -t/ -k1,1n -k2,2n | tail -1)
+# The cache model's cells: wide and big (4/255 and 64/64 in the sweep).
+cache_cells=()
+[ "$cache" = 0 ] || mapfile -t cache_cells < <(printf '%s\n' "$wide" "$big" | awk '!seen[$0]++')
 
 # What runs in a cell: the idle-process Percpu growth and the loops
 # everywhere; the per-CPU workloads and perf bench sched where all
@@ -96,7 +116,7 @@ big=$(printf '%s\n' "${cells[@]}" | sort -t/ -k1,1n -k2,2n | tail -1)
 # the exit's sums cost under icount is their instruction count, which the
 # threxit times measure directly.
 workloads() {
-	local w="idle shloop exec exit sh thread threxit"
+	local w="idle shloop exec exit sh thread threxit sysfork sysexec"
 	[ "${online[$1]}" != "${possible[$1]}" ] || w="$w pf_threads pf_procs execrate pipe messaging"
 	[ "$1" != "${cells[0]}" ] || w="$w upgrades"
 	[ "$1" != "$wide" ] || w="$w perf:shloop"
@@ -116,9 +136,13 @@ BOOT_S=5 SLOW_BASE=130 SLOW_PER_CPU=3 GUEST_BOOT_S=3 LOOP_S=18 THREXIT_S_PER_10_
 # SCHED_S: perf bench sched pipe and messaging took 1.6 s and 6.6 s of
 # guest time at ITERS=500 on the test kernel at 4/4 (16 s per 1000).
 PERCPU_S=2 PERCPU_S_PER_10_CPUS=3 SCHED_S=16 PERF_S=20
+# SYSCALL_S: perf bench syscall fork and execve, per 1000 iterations.
+# A cache-model boot: CACHE_BOOT_S, then CACHE_S of host time per 1000
+# iterations of the four phase workloads, times SLOW_PER_CPU as above.
+SYSCALL_S=6 CACHE_BOOT_S=60 CACHE_S=600
 boot_estimate() {
 	local n=${online[$1]} guest
-	guest=$((GUEST_BOOT_S + reps * (LOOP_S * iters / 1000 + THREXIT_S_PER_10_CPUS * n / 10)))
+	guest=$((GUEST_BOOT_S + reps * ((LOOP_S + SYSCALL_S) * iters / 1000 + THREXIT_S_PER_10_CPUS * n / 10)))
 	[ "$n" != "${possible[$1]}" ] ||
 		guest=$((guest + reps * (PERCPU_S + PERCPU_S_PER_10_CPUS * n / 10 + SCHED_S * iters / 1000)))
 	[ "$1" != "$wide" ] || guest=$((guest + PERF_S))
@@ -126,7 +150,10 @@ boot_estimate() {
 }
 est=0
 for c in "${cells[@]}"; do est=$((est + ${#kernels[@]} * $(boot_estimate "$c"))); done
-boots=$(( ${#cells[@]} * ${#kernels[@]} ))
+for c in ${cache_cells[@]+"${cache_cells[@]}"}; do
+	est=$((est + ${#kernels[@]} * (CACHE_BOOT_S + CACHE_S * iters / 1000) * (SLOW_BASE + SLOW_PER_CPU * ${online[$c]}) / 100))
+done
+boots=$(( (${#cells[@]} + ${#cache_cells[@]}) * ${#kernels[@]} ))
 # The kernels to build: one per bench tree (per distinct set of patches).
 declare -A tree_seen
 builds=()
@@ -135,11 +162,14 @@ for k in "${kernels[@]}"; do
 	[ -n "${tree_seen[$t]:-}" ] || builds+=("$k")
 	tree_seen[$t]=1
 done
-say "bench: ${kernels[*]} x cells (online/possible vCPUs) ${cells[*]} = $boots guest boots, each $reps rounds of $iters iterations; report to ${outdir#"$TOP"/}"
+say "bench: ${kernels[*]} x cells (online/possible vCPUs) ${cells[*]}, each boot $reps rounds of $iters iterations, and the cache model in ${cache_cells[*]:-no cell (CACHE=0)}: $boots guest boots; report to ${outdir#"$TOP"/}"
 say "bench: expect about $((est / 60 + 1)) minutes of guest boots once the ${#builds[@]} kernels are built"
 
 "$TOP/scripts/tree.sh" >/dev/null
 for k in "${builds[@]}"; do "$TOP/scripts/build.sh" bench "$k"; done
+kperf=$("$TOP/scripts/perf-build.sh")
+plugin=''
+[ "$cache" = 0 ] || plugin=$("$TOP/scripts/qemu-plugin.sh")
 
 # The workloads, at the paths the guest runs them from.
 work=$BUILD/bench
@@ -149,11 +179,16 @@ rm -rf "$stage" "$work/perf"
 mkdir -p "$stage/bin" "$stage/usr/local/bin" "$work/runs"
 gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
 gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
+gcc -O2 -Wall -static -o "$stage/usr/local/bin/mark" "$TOP/tools/bench/mark.c"
+mkdir -p "$stage/opt/perf"
+cp "$kperf" "$stage/opt/perf/perf"
 cp "$TOP/tools/bench/bench-guest" "$stage/usr/local/bin/"
 raw=$work/raw.txt
 echo "name=roles narrow=$narrow wide=$wide big=$big" >"$raw"
 
-# guest RUN-DIR KERNEL CELL COMMAND...: one icount guest of bench KERNEL.
+# guest RUN-DIR KERNEL CELL COMMAND...: one icount guest of bench KERNEL
+# (under the cache plugin when vm_plugin is set).
+vm_plugin=()
 guest() {
 	# The possible CPUs that are not online are not present either, as
 	# hot-pluggable vCPUs: QEMU then emulates only the online ones. (With
@@ -167,7 +202,7 @@ guest() {
 		--icount --mem "$((1024 + n * 64))M" --append "$append" \
 		--timeout 7200 --log "$dir" --dir "$stage:/" \
 		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf \
-		-- "${@:4}" >"$dir.out" 2>&1 ||
+		${vm_plugin[@]+"${vm_plugin[@]}"} -- "${@:4}" >"$dir.out" 2>&1 ||
 		{ cat "$dir.out" >&2; die "bench guest $2 at $3 failed (see ${dir#"$TOP"/})"; }
 }
 
@@ -198,6 +233,32 @@ for c in "${cells[@]}"; do
 		done
 	done
 done
+
+# The cache model: one more boot per kernel and cache cell, under the
+# plugin. The modelled caches, per vCPU, are those of a core of Intel's
+# Xeon Sapphire Rapids (4th generation Xeon Scalable): L1D 48 KiB 12-way,
+# L1I 32 KiB 8-way, L2 2 MiB 16-way, 64-byte lines, LRU.
+model="dcachesize=49152,dassoc=12,dblksize=64,icachesize=32768,iassoc=8,iblksize=64"
+model="$model,l2cachesize=2097152,l2assoc=16,l2blksize=64,evict=lru"
+for c in ${cache_cells[@]+"${cache_cells[@]}"}; do
+	vm_plugin=(--plugin "$plugin,$model")
+	for k in "${kernels[@]}"; do
+		i=$((i + 1))
+		run=$work/runs/cache-$c/$k
+		if [ "$resume" = 1 ] && [ -s "$run/out/results.txt" ] && [ -s "$run/plugin.log" ]; then
+			say "bench: boot $i/$boots: $k, $c vCPUs, cache model: kept from the interrupted run"
+		else
+			mkdir -p "${run%/*}"
+			say "bench: boot $i/$boots: $k, $c vCPUs (online/possible), cache model: exec shloop exit thread at $((iters / 5 > 0 ? iters / 5 : 1)) x 1 3 2 6 iterations"
+			guest "$run" "$k" "$c" bench-guest "$iters" 1 cache
+			booted=$((booted + 1))
+		fi
+		python3 "$TOP/tools/bench/cache_marks.py" "$run/plugin.log" "$run/out/results.txt" |
+			sed "s|^|kernel=$k cell=$c |" >>"$raw" ||
+			die "bench: the cache model's marks of $k at $c do not match its phases (see ${run#"$TOP"/})"
+	done
+done
+vm_plugin=()
 say "bench: $booted guest boots (of $boots) took $(( ($(date +%s) - start) / 60 )) minutes"
 
 qemu_version=$(qemu-system-x86_64 --version | head -1 | awk '{print $4}')
@@ -207,6 +268,8 @@ python3 "$TOP/tools/bench/report.py" "$raw" "$outdir" --kernels "$KERNELS_FILE" 
 	--setup "QEMU $qemu_version, TCG, -icount shift=3,sleep=off, N/M (online/possible) vCPUs in ${cells[*]}, -m 1 GiB + 64 MiB per online vCPU; $iters iterations per loop workload; one boot per kernel and cell, $reps rounds in each; host: $host_cpu, $(nproc) cores, $(uname -r)" \
 	--short-setup "QEMU TCG, -icount shift=3,sleep=off, ASLR off in the guest, $iters iterations, $reps rounds" \
 	--kernel-version "$(kernel_version "$LINUX")" \
+	--model "QEMU $qemu_version's cache plugin (contrib/plugins/cache.c, with tools/bench/cache-marker.patch), caches per vCPU of a Sapphire Rapids core: L1D 48 KiB 12-way, L1I 32 KiB 8-way, L2 2 MiB 16-way, 64-byte lines, LRU; no L3, no coherence between the vCPUs' caches" \
+	--model-ns "$model_ns" \
 	--folded-dir "$work/perf"
 if [ "$outdir" = "$TOP/results" ]; then
 	readme_splice bench "$outdir/headline.md"

@@ -10,7 +10,7 @@ declare -A pkgs=(
 	[vm]="qemu-system-x86 busybox-static cpio"
 	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
 		 gcc-s390x-linux-gnu shfmt"
-	[bench]="numactl stress-ng linux-perf gnuplot-nox"
+	[bench]="numactl stress-ng linux-perf gnuplot-nox dpkg-dev patch pkg-config libglib2.0-dev"
 )
 
 want=()

@@ -15,6 +15,8 @@ DESCRIBE = {
     "thread": "fork a child that starts and joins one thread (thread spawn: the upgrade)",
     "threxit": "fork a child with a thread pinned to every online CPU, each faulting 16 pages, "
                "then the child exits (threaded exit); per process",
+    "sysfork": "perf bench syscall fork (the kernel's own, tools/perf of the base tree): fork + wait",
+    "sysexec": "perf bench syscall execve (the kernel's own): fork + execve of /bin/true + wait",
     "pipe": "perf bench sched pipe: two processes passing a token through a pipe, both on CPU 0 "
             "(context switches); µs per round trip",
     "messaging": "perf bench sched messaging -p -g 10: 10 groups of 20 senders and 20 receivers "
@@ -74,6 +76,10 @@ def headline_rows(data):
              for c in once([wide, big])]
     rows += [(f"fork + one thread (`thread`), {cell_label(wide)} CPUs, µs", "thread", wide, wall_us, "{:.1f}"),
              (f"threaded exit (`threxit`), {cell_label(big)} CPUs, µs", "threxit", big, wall_us, "{:.1f}")]
+    rows += [(f"perf bench syscall fork (`sysfork`), {cell_label(wide)} CPUs, µs", "sysfork", wide, wall_us,
+              "{:.1f}"),
+             (f"perf bench syscall execve (`sysexec`), {cell_label(wide)} CPUs, µs", "sysexec", wide, wall_us,
+              "{:.1f}")]
     rows += [(f"context switch (`pipe`), {cell_label(c)} CPUs, µs", "pipe", c, wall_us, "{:.2f}")
              for c in once([narrow, big])]
     rows += [(f"scheduler wakeups (`messaging`), {cell_label(c)} CPUs, ms", "messaging", c, wall_ms, "{:.1f}")
@@ -239,4 +245,6 @@ Which way that biases each comparison:
   *overstates* that saving against the misses that both kernels pay once.
 
 Ratios are compared within one run; absolute times are not hardware times.
+The cache model below (CACHE=1, the default) prices the first of these, the
+misses, with the caches of a real core; what it leaves out is said there.
 """

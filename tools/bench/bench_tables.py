@@ -6,7 +6,7 @@ from bench_stats import cell_label, exit_us, med, percpu_growth_kb, ratio, sprea
 # Per-process workloads (time per operation) and per-CPU ones (operations
 # per second), in the order of the report; bench_prose.DESCRIBE says what
 # each one is.
-LATENCY = ["exec", "shloop", "exit", "sh", "thread", "threxit", "pipe", "messaging"]
+LATENCY = ["exec", "shloop", "exit", "sh", "thread", "threxit", "sysfork", "sysexec", "pipe", "messaging"]
 THROUGHPUT = ["pf_threads", "pf_procs", "execrate"]
 
 

@@ -10,6 +10,7 @@ import glob
 import os
 import subprocess
 
+import bench_cache
 import bench_perf
 import bench_prose as prose
 import bench_tables as tables
@@ -29,11 +30,12 @@ def plots_of(data):
     return out
 
 
-def report(data, registry, setup, short_setup, kernel_version, folded_dir):
-    """(bench.md lines, headline lines, plots) of one run."""
+def report(data, registry, setup, short_setup, kernel_version, folded_dir, model="", model_ns=(0.33, 5, 40)):
+    """(bench.md lines, headline lines, plots, cache plots) of one run."""
     kernels = data.kernels(list(registry))
     head = prose.headline(data, kernels, tables.headline_table(data, kernels, prose.headline_rows(data)),
                           short_setup)
+    head += bench_cache.headline(data, kernels, model_ns)
     out = prose.intro(kernel_version, {k: registry[k] for k in kernels}, setup)
     out += ["## Headline", ""] + head + prose.answers(data, kernels) + [prose.TCG]
     plots = plots_of(data)
@@ -56,6 +58,8 @@ def report(data, registry, setup, short_setup, kernel_version, folded_dir):
         if data.has(name):
             out += [f"### {name}: {prose.DESCRIBE[name]}", ""] + prose.THROUGHPUT_CAPTION
             out += tables.table(data, kernels, name, rate, lambda v: f"{v:.0f}" if v >= 100 else f"{v:.2f}")
+    cache, cache_plots = bench_cache.section(data, kernels, model_ns, model)
+    out += cache
     out += prose.IDLE + tables.idle_table(data, kernels)
     ups = tables.upgrades_table(data)
     if ups:
@@ -64,7 +68,7 @@ def report(data, registry, setup, short_setup, kernel_version, folded_dir):
         out += ["## Where the time goes: perf profiles", ""] + bench_perf.perf_section(data.perf, folded_dir)
     if plots:
         out += ["## Plots", ""] + [f"![{p[3]}]({p[3]}.svg)\n" for p in plots]
-    return out, head, plots
+    return out, head, plots, cache_plots
 
 
 def plot(data, kernels, outdir, name, xcells, xlabel, base):
@@ -85,6 +89,29 @@ def plot(data, kernels, outdir, name, xcells, xlabel, base):
     os.unlink(dat)
 
 
+def plot_cache(data, kernels, outdir, cells, base):
+    """L2 misses per operation, a group of bars per workload and cell."""
+    dat = os.path.join(outdir, f".{base}.dat")
+    ks = [k for k in kernels if any(bench_cache.per_op(data, k, c, "exec") for c in cells)]
+    with open(dat, "w") as f:
+        for cell in cells:
+            for name, _ in bench_cache.WORKLOADS:
+                ops = [bench_cache.per_op(data, k, cell, name) for k in ks]
+                if any(ops):
+                    f.write(f'"{name} {cell[0]}/{cell[1]}" '
+                            + " ".join(f"{o['l2miss']:.1f}" if o else "NaN" for o in ops) + "\n")
+    lines = ", ".join(f"'{dat}' using {i + 2}" + (":xtic(1)" if i == 0 else "") + f" title '{k}'"
+                      for i, k in enumerate(ks))
+    script = (f"set terminal svg size 720,440; set output '{outdir}/{base}.svg';"
+              "set title 'L2 misses per operation (cache model; workload, online/possible CPUs)';"
+              "set ylabel 'L2 misses'; set style data histograms; set style histogram clustered;"
+              "set style fill solid 0.8 border -1; set key top right; set grid ytics;"
+              "set xtics rotate by -30; set yrange [0:*];"
+              f"plot {lines}")
+    subprocess.run(["gnuplot", "-e", script], check=True, stderr=subprocess.DEVNULL)
+    os.unlink(dat)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("raw")
@@ -94,20 +121,26 @@ def main():
     ap.add_argument("--short-setup", required=True, help="the setup in a few words")
     ap.add_argument("--kernel-version", required=True)
     ap.add_argument("--folded-dir", required=True)
+    ap.add_argument("--model", default="", help="one line: the cache model")
+    ap.add_argument("--model-ns", default="0.33 5 40", help="INSN L2HIT L2MISS, ns")
     a = ap.parse_args()
     data = Data(a.raw)
     registry = read_kernels(a.kernels)
-    out, head, plots = report(data, registry, a.setup, a.short_setup, a.kernel_version, a.folded_dir)
+    ns = tuple(float(x) for x in a.model_ns.split())
+    out, head, plots, cache_plots = report(data, registry, a.setup, a.short_setup, a.kernel_version,
+                                           a.folded_dir, a.model, ns)
     os.makedirs(a.outdir, exist_ok=True)
     kernels = data.kernels(list(registry))
     for name, xcells, xlabel, base in plots:
         plot(data, kernels, a.outdir, name, xcells, xlabel, base)
+    for cells, base in cache_plots:
+        plot_cache(data, kernels, a.outdir, cells, base)
     with open(os.path.join(a.outdir, "bench.md"), "w") as f:
         f.write("\n".join(out))
     with open(os.path.join(a.outdir, "headline.md"), "w") as f:
         f.write("\n".join(head))
     for svg in glob.glob(os.path.join(a.outdir, "*.svg")):
-        if os.path.basename(svg)[:-4] not in [p[3] for p in plots]:
+        if os.path.basename(svg)[:-4] not in [p[3] for p in plots] + [b for _, b in cache_plots]:
             os.unlink(svg)
 
 

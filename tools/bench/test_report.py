@@ -7,6 +7,7 @@ import tempfile
 import unittest
 
 import bench_prose
+import cache_marks
 import bench_tables
 import report
 from bench_stats import Data, ratio, read_kernels, spread, wall_us
@@ -55,7 +56,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(rows[3], "| 4/255 | 4200.0 ±14.3% | 3780.0 ±0.0% | 3600.0 ±0.0% | 0.900 | 1.050 | 0.857 |")
 
     def test_headline(self):
-        out, head, plots = report.report(self.data, self.registry, "setup", "short setup", "6.12.117", self.dir.name)
+        out, head, plots, _ = report.report(self.data, self.registry, "setup", "short setup", "6.12.117", self.dir.name)
         self.assertEqual(head[0], "**With 4 CPUs online of 255 possible, a fork+exec costs 10.0% less with the "
                                   "series than without (patched/base 0.900), within 5.0% of the ideal kernel with "
                                   "no per-CPU rss_stat at all.**")
@@ -63,7 +64,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| `Percpu:` growth, 1000 idle processes, 4/255 CPUs, kB | +6144 | +3072 | - |  |  |", head)
         # ideal is missing at 4/4: no growth for it; the cell 4/255 is wide
         # and big, and is named once.
-        self.assertEqual(head[-2], "From 4 to 255 possible CPUs (4 online), a fork+exec costs: "
+        self.assertEqual(head[-4], "From 4 to 255 possible CPUs (4 online), a fork+exec costs: "
                                    "base +1100 µs (+35.5%), patched +880 µs (+30.3%).")
         self.assertEqual(sum(line.startswith("| fork+exec (`exec`), 4/255") for line in head), 1)
         # perf bench sched: µs per round trip, ms per messaging run.
@@ -78,6 +79,37 @@ class ReportTest(unittest.TestCase):
         self.assertIn("patched/base 1.010 at 4/255.", text)
         self.assertNotIn("at 4/255, 1.010 at 4/255", text)
         self.assertEqual([p[3] for p in plots], ["exec-possible", "shloop-possible"])
+
+    def test_cache_model(self):
+        # testdata: exec at 4/255 run 10, 30, 20 and 60 times; base costs
+        # 1300 L2 misses per operation in both pairs, patched 300 in pair A
+        # (30 - 10) and 310 in pair B (60 - 20): 305, 3.3% apart.
+        out, head, _, cache_plots = report.report(self.data, self.registry, "setup", "short", "6.12.117",
+                                                  self.dir.name, "the model", (0.33, 5, 40))
+        self.assertEqual(head[-2], "Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per "
+                                   "vCPU): at 4/255, a fork+exec takes 1,300 L2 misses on base and 305 on "
+                                   "patched, so the series saves 995 L2 misses and 1,000 L1D misses per "
+                                   "fork+exec; modelled time patched/base 0.769 (icount 0.900).")
+        self.assertIn("| fork+exec (`exec`), L2 misses | 1,300 | 305 | -995 | 3.3% |", out)
+        # base: 200000 x 0.33 + (15000 - 1300) x 5 + 1300 x 40 ns = 186.5 µs.
+        self.assertIn("| fork+exec (`exec`) | 186.5 | 143.4 | 0.769 | 0.900 |", out)
+        self.assertEqual(cache_plots, [([(4, 255)], "cache-l2")])
+        # The marks of a boot: phase P is marks 2P and 2P+1; one missing
+        # mark is an error, not a shifted pairing.
+        log, res = os.path.join(self.dir.name, "plugin.log"), os.path.join(self.dir.name, "results.txt")
+        marks = [(0, 10), (1, 15), (2, 20), (3, 40)]
+        with open(log, "w") as f:
+            f.writelines(f"cache-mark {i} vcpu=0 daccess={v} dmiss=1 iaccess={v} imiss=2 l2access=3 l2miss={v}\n"
+                         for i, v in marks)
+        with open(res, "w") as f:
+            f.write("round=1 name=cache_phase workload=exec iters=10 phase=0\n"
+                    "round=1 name=cache_phase workload=exec iters=30 phase=1\n")
+        self.assertEqual(cache_marks.phase_lines(log, res)[1], "name=cache workload=exec iters=30 "
+                         "daccess=20 dmiss=0 iaccess=20 imiss=0 l2access=0 l2miss=20")
+        with open(log, "w") as f:
+            f.write("cache-mark 0 vcpu=0 daccess=1 dmiss=1 iaccess=1 imiss=1 l2access=1 l2miss=1\n")
+        with self.assertRaises(SystemExit):
+            cache_marks.phase_lines(log, res)
 
     def test_at_names_each_cell_once(self):
         self.assertEqual(bench_prose.at(("1.000", (4, 255)), ("1.000", (4, 255)), (None, (64, 64))), "1.000 at 4/255")

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build QEMU's cache-model plugin (contrib/plugins/cache.c) for the
+# installed QEMU, from Debian's qemu source package of the same version,
+# with tools/bench/cache-marker.patch (marks: tools/bench/mark.c). The
+# source comes through a deb-src list of our own under build/, so that the
+# machine's apt sources and lists are left alone. Prints the plugin's path;
+# builds only when it is missing.
+# usage: scripts/qemu-plugin.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_deps build vm bench
+
+# The plugin API has no stable ABI: the plugin must come from the source of
+# the QEMU that loads it (the binary package's source version; a binNMU
+# suffix +bN is not in it).
+src_pkg=$(dpkg-query -W -f='${source:Package}' qemu-system-x86 2>/dev/null) ||
+	die "qemu-system-x86 is not installed (scripts/deps.sh vm)"
+version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
+dir=$BUILD/qemu-plugin/${version//:/_}
+so=$dir/libcache.so
+patch=$TOP/tools/bench/cache-marker.patch
+if [ -f "$so" ] && [ "$so" -nt "$patch" ]; then
+	echo "$so"
+	exit 0
+fi
+
+say "cache model: QEMU's cache plugin from Debian's $src_pkg $version source (log: ${dir#"$TOP"/}/build.log)" >&2
+rm -rf "$dir"
+mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/src"
+log=$dir/build.log
+# deb-src lines for the suites of the machine's own deb lines.
+{ { grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true; } | sed 's/^deb /deb-src /'
+  for f in /etc/apt/sources.list.d/*.sources; do
+	[ -f "$f" ] || continue
+	awk '/^Types:/ { t = ($0 ~ / deb( |$)/) } /^URIs:/ { u = $2 } /^Suites:/ { s = $0; sub(/^Suites: */, "", s) }
+	     /^Components:/ { c = $0; sub(/^Components: */, "", c) }
+	     /^$/ { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } t = u = "" }
+	     END { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } }' "$f"
+  done; } | sort -u >"$dir/apt/sources.list"
+[ -s "$dir/apt/sources.list" ] || die "no Debian archive in /etc/apt/sources.list{,.d} to take qemu's source from"
+apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+	  -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache")
+apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
+	{ tail -5 "$log" >&2; die "apt-get update of the deb-src list failed (log: $log)"; }
+(cd "$dir/src" && apt-get "${apt_opts[@]}" source --download-only "$src_pkg=$version") >>"$log" 2>&1 ||
+	{ tail -5 "$log" >&2; die "Debian's archive has no source $src_pkg $version, the installed QEMU's: upgrade qemu-system-x86 (apt) to a version the archive has (log: $log)"; }
+(cd "$dir/src" && dpkg-source -x ./*.dsc qemu) >>"$log" 2>&1 ||
+	{ tail -5 "$log" >&2; die "dpkg-source -x of $src_pkg $version failed (log: $log)"; }
+q=$dir/src/qemu
+patch -d "$q" -p1 <"$patch" >>"$log" 2>&1 ||
+	{ tail -5 "$log" >&2; die "tools/bench/cache-marker.patch does not apply to $src_pkg $version's cache.c (log: $log)"; }
+# shellcheck disable=SC2046 # pkg-config's flags are words
+gcc -O2 -fPIC -shared -Wall -I"$q/include/qemu" $(pkg-config --cflags glib-2.0) \
+	-o "$so.tmp" "$q/contrib/plugins/cache.c" $(pkg-config --libs glib-2.0) >>"$log" 2>&1 ||
+	{ tail -5 "$log" >&2; die "building the cache plugin failed (log: $log)"; }
+mv "$so.tmp" "$so"
+# The source is 600 MB unpacked; the plugin is all we keep.
+rm -rf "$dir/src" "$dir/apt/cache"
+echo "$so"

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The cache model of the bench report: per-operation instructions and
+misses from the phases of the cache-model boots (name=cache lines, from
+cache_marks.py), a modelled time, and the words around them.
+
+Each workload ran L, 3L, 2L and 6L times between marks; per operation,
+pair A is (M(3L) - M(L)) / 2L and pair B is (M(6L) - M(2L)) / 4L, so that
+what a run costs once (its start and end) cancels out. The figure given
+is the mean of the two pairs; how far apart they are says how stable it
+is."""
+from bench_stats import cell_label, wall_us
+
+WORKLOADS = [("exec", "fork+exec"), ("shloop", "bash loop iteration"), ("exit", "fork+exit"),
+             ("thread", "thread spawn")]
+# (label, field of the plugin's totals)
+METRICS = [("instructions", "iaccess"), ("L1D misses", "dmiss"), ("L1I misses", "imiss"),
+           ("L2 misses", "l2miss")]
+
+
+def pairs(data, k, cell, workload):
+    """{field: (pair A, pair B)} per operation, or None when the run lacks
+    a length."""
+    by = {int(r["iters"]): r for r in data.runs.get(("cache", k, cell), []) if r["workload"] == workload}
+    if not by:
+        return None
+    lo = min(by)
+    if sorted(by) != [lo, 2 * lo, 3 * lo, 6 * lo]:
+        return None
+    fields = [f for _, f in METRICS] + ["l2access"]
+    return {f: ((int(by[3 * lo][f]) - int(by[lo][f])) / (2 * lo),
+                (int(by[6 * lo][f]) - int(by[2 * lo][f])) / (4 * lo)) for f in fields}
+
+
+def per_op(data, k, cell, workload):
+    p = pairs(data, k, cell, workload)
+    return {f: (a + b) / 2 for f, (a, b) in p.items()} if p else None
+
+
+def disagreement(a, b):
+    """|A - B| against their mean, in percent (0 when both are 0)."""
+    m = (a + b) / 2
+    return 100.0 * abs(a - b) / abs(m) if m else 0.0
+
+
+def model_us(op, ns):
+    """Modelled time of one operation, µs: instructions, L1 misses that hit
+    L2, L2 misses, at ns = (insn, l2 hit, l2 miss) each."""
+    insn, hit, miss = ns
+    return (op["iaccess"] * insn + (op["l2access"] - op["l2miss"]) * hit + op["l2miss"] * miss) / 1000.0
+
+
+def cells(data):
+    return sorted({key[2] for key in data.runs if key[0] == "cache"})
+
+
+def miss_table(data, kernels, cell):
+    ks = [k for k in kernels if per_op(data, k, cell, "exec")]
+    diff = "patched" in ks and "base" in ks
+    out = ["| per operation | " + " | ".join(ks) + (" | patched - base" if diff else "")
+           + " | pairs A, B apart |", "|" + "---|" * (len(ks) + 2 + diff)]
+    for name, what in WORKLOADS:
+        ops = {k: per_op(data, k, cell, name) for k in ks}
+        if not all(ops.values()):
+            continue
+        for label, f in METRICS:
+            apart = max(disagreement(*pairs(data, k, cell, name)[f]) for k in ks)
+            row = [f"{what} (`{name}`), {label}"] + [f"{ops[k][f]:,.0f}" for k in ks]
+            if diff:
+                row.append(f"{ops['patched'][f] - ops['base'][f]:+,.0f}")
+            out.append("| " + " | ".join(row + [f"{apart:.1f}%"]) + " |")
+    return out + [""]
+
+
+def ratio_pairs(kernels):
+    return [(a, b) for a, b in (("patched", "base"), ("patched", "ideal"), ("patched", "nocid"))
+            if a in kernels and b in kernels]
+
+
+def model_table(data, kernels, cell, ns):
+    ks = [k for k in kernels if per_op(data, k, cell, "exec")]
+    rps = ratio_pairs(ks)
+    out = ["| µs per operation | " + " | ".join(f"{k} (model)" for k in ks)
+           + "".join(f" | {a}/{b} model | {a}/{b} icount" for a, b in rps) + " |",
+           "|" + "---|" * (1 + len(ks) + 2 * len(rps))]
+    for name, what in WORKLOADS:
+        ops = {k: per_op(data, k, cell, name) for k in ks}
+        if not all(ops.values()):
+            continue
+        mod = {k: model_us(ops[k], ns) for k in ks}
+        ic = data.medians(ks, name, cell, wall_us)
+        row = [f"{what} (`{name}`)"] + [f"{mod[k]:.1f}" for k in ks]
+        for a, b in rps:
+            row += [f"{mod[a] / mod[b]:.3f}", f"{ic[a] / ic[b]:.3f}" if a in ic and b in ic else "-"]
+        out.append("| " + " | ".join(row) + " |")
+    return out + [""]
+
+
+def headline(data, kernels, ns):
+    """One sentence for the README: what the series saves per fork+exec in
+    the wide cell, in misses, and the modelled ratio."""
+    cell = data.roles["wide"]
+    b, p = per_op(data, "base", cell, "exec"), per_op(data, "patched", cell, "exec")
+    if not b or not p or "base" not in kernels or "patched" not in kernels:
+        return []
+    ic = data.medians(["base", "patched"], "exec", cell, wall_us)
+    mod = model_us(p, ns) / model_us(b, ns)
+    return [f"Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per vCPU): at "
+            f"{cell_label(cell)}, a fork+exec takes {b['l2miss']:,.0f} L2 misses on base and "
+            f"{p['l2miss']:,.0f} on patched, so the series saves {b['l2miss'] - p['l2miss']:,.0f} L2 "
+            f"misses and {b['dmiss'] - p['dmiss']:,.0f} L1D misses per fork+exec; modelled time "
+            f"patched/base {mod:.3f} (icount {ic['patched'] / ic['base']:.3f}).", ""]
+
+
+def section(data, kernels, ns, model):
+    """The report's cache-model section: how to read it, the tables per
+    cell, what it leaves out."""
+    cs = cells(data)
+    if not cs:
+        return [], []
+    runs = [r for rs in (v for key, v in data.runs.items() if key[0] == "cache") for r in rs]
+    lo = min(int(r["iters"]) for r in runs)
+    out = ["## Cache model: misses per operation and a modelled time", "",
+           f"Model: {model}. Each kernel boots once more in each of these cells, under the "
+           "plugin, and runs each workload between two marks (tools/bench/mark.c: an instruction the "
+           f"patched plugin answers by printing its totals) at {lo}, {3 * lo}, {2 * lo} and {6 * lo} "
+           f"iterations. Per operation: pair A = (M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
+           f"(M({6 * lo}) - M({2 * lo})) / {4 * lo}, which cancels what a run costs once; the tables "
+           "give the mean of the pairs, and the last column the largest gap between them over the "
+           "kernels (a figure whose pairs are far apart is not a measurement). Misses are those of "
+           "all vCPUs, user and kernel, instructions too (the plugin's instruction fetches).", "",
+           "Modelled time = instructions x %s ns + L1 misses that hit L2 x %s ns + L2 misses x %s ns "
+           "(MODEL_NS, make bench MODEL_NS=\"INSN L2HIT L2MISS\"): one instruction a cycle at 3 GHz, "
+           "Sapphire Rapids' 16-cycle L2, an L2 miss served by its L3 or memory. It is a model, not a "
+           "measurement: read its ratios beside the icount ones, not its microseconds." % tuple(
+               f"{x:g}" for x in ns), ""]
+    for cell in cs:
+        out += [f"### {cell_label(cell)} (online/possible vCPUs)", ""] + miss_table(data, kernels, cell)
+        out += model_table(data, kernels, cell, ns)
+    out += ["![cache-l2](cache-l2.svg)", "", UNPRICED]
+    return out, [(cs, "cache-l2")]
+
+
+UNPRICED = """### What the model leaves out
+
+- **Coherence between CPUs.** Each vCPU's caches are private and no store
+  invalidates another's copy, so a line that bounces between CPUs costs
+  nothing more than a local one. The single-process loops run on CPU 0,
+  where this does not arise. For the threaded workloads (thread spawn,
+  threaded exit) it under-prices the lines that every kernel shares
+  between the threads' CPUs (the mm, its page tables, the rss sums over
+  the CPUs at exit) alike, so their ratios move little.
+- **Locked instructions.** A `lock`-prefixed read-modify-write costs one
+  instruction here, some 20 cycles on a real core. The floors (`ideal`,
+  `nocid`) update rss_stat with atomics, the patched kernel's owner with
+  plain adds; pricing them would lower patched/ideal and patched/nocid.
+  The base's per-CPU allocator takes a mutex and a spinlock for each of
+  an mm's two allocations, the patched kernel neither for a lazy mm:
+  patched/base would fall too.
+- **TLB.** No TLB is modelled. Each possible CPU's per-CPU unit is a page
+  of its own, so the base's walks over 255 possible CPUs touch 255 pages
+  per allocation and per free, each a likely TLB miss; the patched kernel
+  touches none for a lazy mm. Pricing it would lower patched/base further
+  at many possible CPUs.
+- **The L3 and memory.** There is no shared last-level cache: every L2
+  miss costs the same MODEL_NS third figure, whether the line is in a
+  sibling core's L3 slice or in DRAM.
+"""
