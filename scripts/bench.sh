@@ -82,9 +82,9 @@ for v in "$iters" "$reps"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "ITERS/REPS: '$v' is not a positive number"
 done
 case $cache in 0|1) ;; *) die "CACHE=$cache: want 0 or 1" ;; esac
-num='([0-9]+\.?[0-9]*|\.[0-9]+)'
+num='(0*[1-9][0-9]*\.?[0-9]*|0*\.[0-9]*[1-9][0-9]*)'
 [[ $model_ns =~ ^$num\ $num\ $num$ ]] ||
-	die "MODEL_NS='$model_ns': want three costs in ns, \"INSN L2HIT L2MISS\" (default \"0.33 5 40\")"
+	die "MODEL_NS='$model_ns': want three positive costs in ns, \"INSN L2HIT L2MISS\" (default \"0.33 5 40\")"
 # Where the report goes: only the full sweep is published.
 if [ -n "${BENCH_OUT:-}" ]; then
 	outdir=$(realpath -m "$BENCH_OUT")

@@ -29,7 +29,7 @@ say "cache model: QEMU's cache plugin from Debian's $src_pkg $version source (lo
 rm -rf "$dir"
 mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/src"
 log=$dir/build.log
-# deb-src lines for the suites of the machine's own deb lines.
+# deb-src lines for the Debian archive suites of the machine's deb lines.
 { { grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true; } | sed 's/^deb /deb-src /'
   for f in /etc/apt/sources.list.d/*.sources; do
 	[ -f "$f" ] || continue
@@ -37,7 +37,7 @@ log=$dir/build.log
 	     /^Components:/ { c = $0; sub(/^Components: */, "", c) }
 	     /^$/ { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } t = u = "" }
 	     END { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } }' "$f"
-  done; } | sort -u >"$dir/apt/sources.list"
+  done; } | grep -E '^deb-src https?://[^ ]*debian\.org/' | sort -u >"$dir/apt/sources.list"
 [ -s "$dir/apt/sources.list" ] || die "no Debian archive in /etc/apt/sources.list{,.d} to take qemu's source from"
 apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
 	  -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache")

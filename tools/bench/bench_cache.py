@@ -104,11 +104,18 @@ def headline(data, kernels, ns):
         return []
     ic = data.medians(["base", "patched"], "exec", cell, wall_us)
     mod = model_us(p, ns) / model_us(b, ns)
+    apart = max(disagreement(*pairs(data, k, cell, "exec")[f]) for k in ("base", "patched")
+                for f in ("l2miss", "dmiss"))
+
+    def saves(f, what):
+        d = b[f] - p[f]
+        return f"{d:,.0f} {what} fewer" if d >= 0 else f"{-d:,.0f} {what} more"
     return [f"Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per vCPU): at "
             f"{cell_label(cell)}, a fork+exec takes {b['l2miss']:,.0f} L2 misses on base and "
-            f"{p['l2miss']:,.0f} on patched, so the series saves {b['l2miss'] - p['l2miss']:,.0f} L2 "
-            f"misses and {b['dmiss'] - p['dmiss']:,.0f} L1D misses per fork+exec; modelled time "
-            f"patched/base {mod:.3f} (icount {ic['patched'] / ic['base']:.3f}).", ""]
+            f"{p['l2miss']:,.0f} on patched, so {saves('l2miss', 'L2 misses')} and "
+            f"{saves('dmiss', 'L1D misses')} per fork+exec with the series (the two run-length pairs "
+            f"{apart:.1f}% apart at most); modelled time patched/base {mod:.3f} "
+            f"(icount {ic['patched'] / ic['base']:.3f}).", ""]
 
 
 def section(data, kernels, ns, model):
@@ -142,13 +149,11 @@ def section(data, kernels, ns, model):
 
 UNPRICED = """### What the model leaves out
 
-- **Coherence between CPUs.** Each vCPU's caches are private and no store
-  invalidates another's copy, so a line that bounces between CPUs costs
-  nothing more than a local one. The single-process loops run on CPU 0,
-  where this does not arise. For the threaded workloads (thread spawn,
-  threaded exit) it under-prices the lines that every kernel shares
-  between the threads' CPUs (the mm, its page tables, the rss sums over
-  the CPUs at exit) alike, so their ratios move little.
+- **Coherence between CPUs.** Each vCPU's caches are private, and no store
+  invalidates another vCPU's copy. Every modelled workload runs pinned to
+  CPU 0 (its threads too), so no line of theirs moves between CPUs; the
+  threaded exit over all CPUs (`threxit`), where lines would, is not
+  modelled.
 - **Locked instructions.** A `lock`-prefixed read-modify-write costs one
   instruction here, some 20 cycles on a real core. The floors (`ideal`,
   `nocid`) update rss_stat with atomics, the patched kernel's owner with
@@ -156,12 +161,29 @@ UNPRICED = """### What the model leaves out
   The base's per-CPU allocator takes a mutex and a spinlock for each of
   an mm's two allocations, the patched kernel neither for a lazy mm:
   patched/base would fall too.
-- **TLB.** No TLB is modelled. Each possible CPU's per-CPU unit is a page
-  of its own, so the base's walks over 255 possible CPUs touch 255 pages
-  per allocation and per free, each a likely TLB miss; the patched kernel
-  touches none for a lazy mm. Pricing it would lower patched/base further
-  at many possible CPUs.
-- **The L3 and memory.** There is no shared last-level cache: every L2
-  miss costs the same MODEL_NS third figure, whether the line is in a
-  sibling core's L3 slice or in DRAM.
+- **TLB and page walks.** No TLB is modelled, and the page walker's and
+  accessed/dirty bits' memory traffic is not seen (only the guest's loads,
+  stores and fetches are). Each possible CPU's per-CPU unit lies in pages
+  of its own, so the base's zeroing at each allocation touches a page per
+  possible CPU (255 at 4/255; when the chunk is mapped with 4 KiB pages,
+  a likely TLB miss each), and check_mm()'s sums at teardown one per
+  online CPU; a lazy mm on the patched kernel touches none. Pricing it
+  would lower patched/base further at many possible CPUs.
+- **The rest of a memory system.** No hardware prefetcher and no overlap
+  of misses: each miss costs its full latency, which over-prices
+  streaming (a page being cleared or copied: 64 misses, where a core's
+  prefetchers hide most). No write-backs. There is no shared last-level
+  cache: every L2 miss costs the same third MODEL_NS figure, whether the
+  line is in another core's L3 slice or in DRAM. The L2 is filled only
+  by L1 misses and replaced by exact LRU; instruction lines (host
+  addresses of guest RAM) and data lines (guest-physical) never share an
+  L2 line.
+- **The guest CPU.** The guests are QEMU's `qemu64` CPU, as in the icount
+  runs, so the kernel's code paths (string instructions, alternatives,
+  mitigations) are those it picks for that CPU, not for a Sapphire
+  Rapids. A `rep`-prefixed string instruction counts as one instruction
+  (tools/bench/cache-marker.patch), each of its data accesses as one.
+- **Other vCPUs.** The marks' totals are all vCPUs': the idle vCPUs'
+  ticks and the kernel threads' work during a phase are charged to its
+  operations, in proportion to the phase's length in guest time.
 """

@@ -88,8 +88,9 @@ class ReportTest(unittest.TestCase):
                                                   self.dir.name, "the model", (0.33, 5, 40))
         self.assertEqual(head[-2], "Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per "
                                    "vCPU): at 4/255, a fork+exec takes 1,300 L2 misses on base and 305 on "
-                                   "patched, so the series saves 995 L2 misses and 1,000 L1D misses per "
-                                   "fork+exec; modelled time patched/base 0.769 (icount 0.900).")
+                                   "patched, so 995 L2 misses fewer and 1,000 L1D misses fewer per "
+                                   "fork+exec with the series (the two run-length pairs 3.3% apart at most); "
+                                   "modelled time patched/base 0.769 (icount 0.900).")
         self.assertIn("| fork+exec (`exec`), L2 misses | 1,300 | 305 | -995 | 3.3% |", out)
         # base: 200000 x 0.33 + (15000 - 1300) x 5 + 1300 x 40 ns = 186.5 µs.
         self.assertIn("| fork+exec (`exec`) | 186.5 | 143.4 | 0.769 | 0.900 |", out)
