@@ -36,10 +36,13 @@ def per_op(data, k, cell, workload):
     return {f: (a + b) / 2 for f, (a, b) in p.items()} if p else None
 
 
-def disagreement(a, b):
-    """|A - B| against their mean, in percent (0 when both are 0)."""
-    m = (a + b) / 2
-    return 100.0 * abs(a - b) / abs(m) if m else 0.0
+def gap(data, ks, cell, workload, f):
+    """The largest |A - B| over the kernels ks, against the largest figure
+    of them, in percent: how far one row's figures can be trusted (a
+    figure near zero beside a large one is not a gap of its own)."""
+    ps = [pairs(data, k, cell, workload)[f] for k in ks]
+    top = max(abs(a + b) / 2 for a, b in ps)
+    return 100.0 * max(abs(a - b) for a, b in ps) / top if top else 0.0
 
 
 def model_us(op, ns):
@@ -63,7 +66,7 @@ def miss_table(data, kernels, cell):
         if not all(ops.values()):
             continue
         for label, f in METRICS:
-            apart = max(disagreement(*pairs(data, k, cell, name)[f]) for k in ks)
+            apart = gap(data, ks, cell, name, f)
             row = [f"{what} (`{name}`), {label}"] + [f"{ops[k][f]:,.0f}" for k in ks]
             if diff:
                 row.append(f"{ops['patched'][f] - ops['base'][f]:+,.0f}")
@@ -104,8 +107,7 @@ def headline(data, kernels, ns):
         return []
     ic = data.medians(["base", "patched"], "exec", cell, wall_us)
     mod = model_us(p, ns) / model_us(b, ns)
-    apart = max(disagreement(*pairs(data, k, cell, "exec")[f]) for k in ("base", "patched")
-                for f in ("l2miss", "dmiss"))
+    apart = max(gap(data, ["base", "patched"], cell, "exec", f) for f in ("l2miss", "dmiss"))
 
     def saves(f, what):
         d = b[f] - p[f]
@@ -133,7 +135,8 @@ def section(data, kernels, ns, model):
            f"iterations. Per operation: pair A = (M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
            f"(M({6 * lo}) - M({2 * lo})) / {4 * lo}, which cancels what a run costs once; the tables "
            "give the mean of the pairs, and the last column the largest gap between them over the "
-           "kernels (a figure whose pairs are far apart is not a measurement). Misses are those of "
+           "kernels, against the row's largest figure (a row whose pairs are far apart is not a "
+           "measurement). Misses are those of "
            "all vCPUs, user and kernel, instructions too (the plugin's instruction fetches).", "",
            "Modelled time = instructions x %s ns + L1 misses that hit L2 x %s ns + L2 misses x %s ns "
            "(MODEL_NS, make bench MODEL_NS=\"INSN L2HIT L2MISS\"): one instruction a cycle at 3 GHz, "
