@@ -33,10 +33,10 @@ log=$dir/build.log
 { { grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true; } | sed 's/^deb /deb-src /'
   for f in /etc/apt/sources.list.d/*.sources; do
 	[ -f "$f" ] || continue
-	awk '/^Types:/ { t = ($0 ~ / deb( |$)/) } /^URIs:/ { u = $2 } /^Suites:/ { s = $0; sub(/^Suites: */, "", s) }
+	awk 'function emit(i, n, a) { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } t = u = "" }
+	     /^Types:/ { t = ($0 ~ / deb( |$)/) } /^URIs:/ { u = $2 } /^Suites:/ { s = $0; sub(/^Suites: */, "", s) }
 	     /^Components:/ { c = $0; sub(/^Components: */, "", c) }
-	     /^$/ { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } t = u = "" }
-	     END { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } }' "$f"
+	     /^$/ { emit() } END { emit() }' "$f"
   done; } | grep -E '^deb-src https?://[^ ]*debian\.org/' | sort -u >"$dir/apt/sources.list"
 [ -s "$dir/apt/sources.list" ] || die "no Debian archive in /etc/apt/sources.list{,.d} to take qemu's source from"
 apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null

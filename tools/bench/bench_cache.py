@@ -12,6 +12,8 @@ from bench_stats import cell_label, wall_us
 
 WORKLOADS = [("exec", "fork+exec"), ("shloop", "bash loop iteration"), ("exit", "fork+exit"),
              ("thread", "thread spawn")]
+# make bench's MODEL_NS: ns per instruction, per L2 hit, per L2 miss.
+MODEL_NS = (0.33, 5, 40)
 # (label, field of the plugin's totals)
 METRICS = [("instructions", "iaccess"), ("L1D misses", "dmiss"), ("L1I misses", "imiss"),
            ("L2 misses", "l2miss")]
@@ -56,8 +58,13 @@ def cells(data):
     return sorted({key[2] for key in data.runs if key[0] == "cache"})
 
 
+def measured(data, kernels, cells):
+    """The kernels with a cache-model run in one of cells."""
+    return [k for k in kernels if any(per_op(data, k, c, "exec") for c in cells)]
+
+
 def miss_table(data, kernels, cell):
-    ks = [k for k in kernels if per_op(data, k, cell, "exec")]
+    ks = measured(data, kernels, [cell])
     diff = "patched" in ks and "base" in ks
     out = ["| per operation | " + " | ".join(ks) + (" | patched - base" if diff else "")
            + " | pairs A, B apart |", "|" + "---|" * (len(ks) + 2 + diff)]
@@ -80,7 +87,7 @@ def ratio_pairs(kernels):
 
 
 def model_table(data, kernels, cell, ns):
-    ks = [k for k in kernels if per_op(data, k, cell, "exec")]
+    ks = measured(data, kernels, [cell])
     rps = ratio_pairs(ks)
     out = ["| µs per operation | " + " | ".join(f"{k} (model)" for k in ks)
            + "".join(f" | {a}/{b} model | {a}/{b} icount" for a, b in rps) + " |",
@@ -126,8 +133,7 @@ def section(data, kernels, ns, model):
     cs = cells(data)
     if not cs:
         return [], []
-    runs = [r for rs in (v for key, v in data.runs.items() if key[0] == "cache") for r in rs]
-    lo = min(int(r["iters"]) for r in runs)
+    lo = min(int(r["iters"]) for key, rs in data.runs.items() if key[0] == "cache" for r in rs)
     out = ["## Cache model: misses per operation and a modelled time", "",
            f"Model: {model}. Each kernel boots once more in each of these cells, under the "
            "plugin, and runs each workload between two marks (tools/bench/mark.c: an instruction the "

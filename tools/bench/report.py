@@ -30,7 +30,8 @@ def plots_of(data):
     return out
 
 
-def report(data, registry, setup, short_setup, kernel_version, folded_dir, model="", model_ns=(0.33, 5, 40)):
+def report(data, registry, setup, short_setup, kernel_version, folded_dir, model="",
+           model_ns=bench_cache.MODEL_NS):
     """(bench.md lines, headline lines, plots, cache plots) of one run."""
     kernels = data.kernels(list(registry))
     head = prose.headline(data, kernels, tables.headline_table(data, kernels, prose.headline_rows(data)),
@@ -92,7 +93,7 @@ def plot(data, kernels, outdir, name, xcells, xlabel, base):
 def plot_cache(data, kernels, outdir, cells, base):
     """L2 misses per operation, a group of bars per workload and cell."""
     dat = os.path.join(outdir, f".{base}.dat")
-    ks = [k for k in kernels if any(bench_cache.per_op(data, k, c, "exec") for c in cells)]
+    ks = bench_cache.measured(data, kernels, cells)
     with open(dat, "w") as f:
         for cell in cells:
             for name, _ in bench_cache.WORKLOADS:
@@ -122,7 +123,7 @@ def main():
     ap.add_argument("--kernel-version", required=True)
     ap.add_argument("--folded-dir", required=True)
     ap.add_argument("--model", default="", help="one line: the cache model")
-    ap.add_argument("--model-ns", default="0.33 5 40", help="INSN L2HIT L2MISS, ns")
+    ap.add_argument("--model-ns", required=True, help="INSN L2HIT L2MISS, ns (make bench's MODEL_NS)")
     a = ap.parse_args()
     data = Data(a.raw)
     registry = read_kernels(a.kernels)
