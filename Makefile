@@ -7,7 +7,7 @@ S := scripts
 # Variables a user may set. The Makefile checks its own switches; the
 # scripts check the values they take (SMP: scripts/lib.sh; KERNEL, VARIANT:
 # scripts/build.sh, from the registry ./kernels; CELLS, KERNELS, ITERS,
-# REPS: scripts/bench.sh), before any work, each in one place.
+# REPS, GUESTS: scripts/bench.sh), before any work, each in one place.
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
@@ -22,6 +22,7 @@ ITERS ?=
 REPS ?=
 CACHE ?= 1
 MODEL_NS ?=
+GUESTS ?=
 
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
@@ -97,12 +98,12 @@ mutate:
 	@$(S)/deps.sh build vm check
 	@$(S)/mutate.sh $(MUTANTS)
 
-## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs]
+## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs] [GUESTS=N: guests at once]
 bench:
 	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
 		$(if $(CELLS),--cells "$(CELLS)") $(if $(KERNELS),--kernels "$(KERNELS)") \
 		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
-		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)")
+		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)") $(if $(GUESTS),--guests "$(GUESTS)")
 
 ## lint          shellcheck the scripts
 lint:

@@ -19,6 +19,7 @@
 # usage: scripts/bench.sh [--quick] [--resume] [--cells "N/M ..."]
 #                         [--kernels "NAME ..."] [--iters N] [--reps N]
 #                         [--cache 0|1] [--model-ns "INSN L2HIT L2MISS"]
+#                         [--guests N]
 #   --quick    cells 4/4 4/255, 2 rounds
 #   --resume   keep the boots of an interrupted run (build/bench/runs/)
 #              that have results, and boot only the others
@@ -27,17 +28,19 @@
 #              that hits L2, and of an L2 miss ["0.33 5 40": one
 #              instruction a cycle at 3 GHz, Sapphire Rapids' 16-cycle L2,
 #              an L2 miss served by its L3 or, rarely, by DRAM]
+#   --guests   guests booted at once [the host's cores, as many as its
+#              free memory holds]
 # (make bench QUICK=1 RESUME=1 CELLS=... KERNELS=... ITERS=... REPS=...
-#  CACHE=0|1 MODEL_NS="...")
+#  CACHE=0|1 MODEL_NS="..." GUESTS=N)
 # Environment: BENCH_OUT=DIR (above); BENCH_SERIES=DIR benches the series
 # of DIR/series instead of patches/ (see scripts/bench-tree.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage="usage: scripts/bench.sh [--quick] [--resume] [--cells \"N/M ...\"] [--kernels \"NAME ...\"] [--iters N] [--reps N] [--cache 0|1] [--model-ns \"INSN L2HIT L2MISS\"]"
+usage="usage: scripts/bench.sh [--quick] [--resume] [--cells \"N/M ...\"] [--kernels \"NAME ...\"] [--iters N] [--reps N] [--cache 0|1] [--model-ns \"INSN L2HIT L2MISS\"] [--guests N]"
 full_cells="4/4 4/64 4/128 4/255 8/8 32/32 64/64" full_reps=3 default_iters=500
 all_kernels=$(kernel_names | paste -sd' ')
-quick=0 resume=0 cells_arg='' kernels_arg='' iters_arg='' reps_arg='' cache=1 model_ns="0.33 5 40"
+quick=0 resume=0 cells_arg='' kernels_arg='' iters_arg='' reps_arg='' cache=1 model_ns="0.33 5 40" guests=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick)	quick=1; shift ;;
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--reps)		reps_arg=${2:?$usage}; shift 2 ;;
 	--cache)	cache=${2:?$usage}; shift 2 ;;
 	--model-ns)	model_ns=${2:?$usage}; shift 2 ;;
+	--guests)	guests=${2:?$usage}; shift 2 ;;
 	*)		die "$usage" ;;
 	esac
 done
@@ -81,6 +85,20 @@ done
 for v in "$iters" "$reps"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "ITERS/REPS: '$v' is not a positive number"
 done
+# Guests at once: by default one per host core, as many as the free
+# memory holds with room to spare (the largest guest's RAM plus 512 MiB
+# for QEMU and the cache plugin), and at least one.
+max_mb=0
+for c in "${cells[@]}"; do
+	mb=$((1024 + online[$c] * 64 + 512))
+	[ "$mb" -le "$max_mb" ] || max_mb=$mb
+done
+if [ -z "$guests" ]; then
+	avail_mb=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+	guests=$(( avail_mb / max_mb < $(nproc) ? avail_mb / max_mb : $(nproc) ))
+	[ "$guests" -ge 1 ] || guests=1
+fi
+[[ $guests =~ ^[1-9][0-9]*$ ]] || die "GUESTS=$guests: want a positive number of guests at once"
 case $cache in 0|1) ;; *) die "CACHE=$cache: want 0 or 1" ;; esac
 num='(0*[1-9][0-9]*\.?[0-9]*|0*\.[0-9]*[1-9][0-9]*)'
 [[ $model_ns =~ ^$num\ $num\ $num$ ]] ||
@@ -163,7 +181,8 @@ for k in "${kernels[@]}"; do
 	tree_seen[$t]=1
 done
 say "bench: ${kernels[*]} x cells (online/possible vCPUs) ${cells[*]}, each boot $reps rounds of $iters iterations, and the cache model in ${cache_cells[*]:-no cell (CACHE=0)}: $boots guest boots; report to ${outdir#"$TOP"/}"
-say "bench: expect about $((est / 60 + 1)) minutes of guest boots once the ${#builds[@]} kernels are built"
+par=$((guests < boots ? guests : boots))
+say "bench: expect about $((est / par / 60 + 1)) minutes of guest boots, $par at once, once the ${#builds[@]} kernels are built"
 
 "$TOP/scripts/tree.sh" >/dev/null
 for k in "${builds[@]}"; do "$TOP/scripts/build.sh" bench "$k"; done
@@ -203,28 +222,70 @@ guest() {
 		--timeout 7200 --log "$dir" --dir "$stage:/" \
 		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf \
 		${vm_plugin[@]+"${vm_plugin[@]}"} -- "${@:4}" >"$dir.out" 2>&1 ||
-		{ cat "$dir.out" >&2; die "bench guest $2 at $3 failed (see ${dir#"$TOP"/})"; }
+		{ rm -f "$dir/out/results.txt"; cat "$dir.out" >&2; die "bench guest $2 at $3 failed (see ${dir#"$TOP"/})"; }
 }
 
-# Cells in turn, the kernels alternating within each; every boot runs the
-# workloads $reps times (guest time is deterministic under icount: there
-# is no drift for alternation to cancel, and a boot with many possible
-# CPUs is slow on the host).
-i=0 booted=0
+# Boots, cells in turn and the kernels alternating within each, then the
+# cache-model boots. Up to $guests guests at once: under icount a guest's
+# time counts its instructions, not the host's seconds, so guests that
+# share the host's cores measure what they measure alone (each runs on
+# one host thread). Every boot runs the workloads $reps times (there is
+# no drift in guest time for alternation to cancel, and a boot with many
+# possible CPUs is slow on the host). The results are read afterwards, in
+# the order of the boots.
+# The cache model's caches, per vCPU, are those of a core of Intel's Xeon
+# Sapphire Rapids (4th generation Xeon Scalable): L1D 48 KiB 12-way, L1I
+# 32 KiB 8-way, L2 2 MiB 16-way, 64-byte lines, LRU.
+model="dcachesize=49152,dassoc=12,dblksize=64,icachesize=32768,iassoc=8,iblksize=64"
+model="$model,l2cachesize=2097152,l2assoc=16,l2blksize=64,evict=lru"
+i=0 booted=0 failed=0
 start=$(date +%s)
+cache_phases_said() {
+	echo "exec shloop exit thread at $((iters / 5 > 0 ? iters / 5 : 1)) x 1 3 2 6 iterations"
+}
+reap() {	# wait for one guest; count it if it failed (guest() said why)
+	wait -n || failed=$((failed + 1))
+}
+boot() {	# RUN KERNEL CELL WHAT [--plugin SPEC] -- COMMAND...
+	local run=$1 k=$2 c=$3 what=$4
+	shift 4
+	i=$((i + 1))
+	if [ "$resume" = 1 ] && [ -s "$run/out/results.txt" ] &&
+	   { [ "$1" != --plugin ] || [ -s "$run/plugin.log" ]; }; then
+		say "bench: boot $i/$boots: $k, $c vCPUs$what: kept from the interrupted run"
+		return
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$guests" ]; do reap; done
+	mkdir -p "${run%/*}"
+	say "bench: boot $i/$boots: $k, $c vCPUs (online/possible)$what"
+	if [ "$1" = --plugin ]; then
+		vm_plugin=("$1" "$2")
+		shift 2
+	else
+		vm_plugin=()
+	fi
+	guest "$run" "$k" "$c" "${@:2}" &
+	booted=$((booted + 1))
+}
 for c in "${cells[@]}"; do
 	read -r -a w <<<"$(workloads "$c")"
 	for k in "${kernels[@]}"; do
-		i=$((i + 1))
+		boot "$work/runs/$c/$k" "$k" "$c" ": ${w[*]}" -- bench-guest "$iters" "$reps" "${w[@]}"
+	done
+done
+for c in ${cache_cells[@]+"${cache_cells[@]}"}; do
+	for k in "${kernels[@]}"; do
+		boot "$work/runs/cache-$c/$k" "$k" "$c" ", cache model: $(cache_phases_said)" \
+			--plugin "$plugin,$model" -- bench-guest "$iters" 1 cache
+	done
+done
+while [ -n "$(jobs -rp)" ]; do reap; done
+vm_plugin=()
+[ "$failed" = 0 ] ||
+	die "bench: $failed of $booted guest boots failed (above); make bench RESUME=1 with the same variables boots only those again"
+for c in "${cells[@]}"; do
+	for k in "${kernels[@]}"; do
 		run=$work/runs/$c/$k
-		if [ "$resume" = 1 ] && [ -s "$run/out/results.txt" ]; then
-			say "bench: boot $i/$boots: $k, $c vCPUs: kept from the interrupted run"
-		else
-			mkdir -p "${run%/*}"
-			say "bench: boot $i/$boots: $k, $c vCPUs (online/possible): ${w[*]}"
-			guest "$run" "$k" "$c" bench-guest "$iters" "$reps" "${w[@]}"
-			booted=$((booted + 1))
-		fi
 		sed "s|^|kernel=$k cell=$c |" "$run/out/results.txt" >>"$raw"
 		for p in "$run"/out/perf-*.script; do
 			[ -e "$p" ] || continue
@@ -233,32 +294,18 @@ for c in "${cells[@]}"; do
 		done
 	done
 done
-
-# The cache model: one more boot per kernel and cache cell, under the
-# plugin. The modelled caches, per vCPU, are those of a core of Intel's
-# Xeon Sapphire Rapids (4th generation Xeon Scalable): L1D 48 KiB 12-way,
-# L1I 32 KiB 8-way, L2 2 MiB 16-way, 64-byte lines, LRU.
-model="dcachesize=49152,dassoc=12,dblksize=64,icachesize=32768,iassoc=8,iblksize=64"
-model="$model,l2cachesize=2097152,l2assoc=16,l2blksize=64,evict=lru"
 for c in ${cache_cells[@]+"${cache_cells[@]}"}; do
-	vm_plugin=(--plugin "$plugin,$model")
 	for k in "${kernels[@]}"; do
-		i=$((i + 1))
 		run=$work/runs/cache-$c/$k
-		if [ "$resume" = 1 ] && [ -s "$run/out/results.txt" ] && [ -s "$run/plugin.log" ]; then
-			say "bench: boot $i/$boots: $k, $c vCPUs, cache model: kept from the interrupted run"
-		else
-			mkdir -p "${run%/*}"
-			say "bench: boot $i/$boots: $k, $c vCPUs (online/possible), cache model: exec shloop exit thread at $((iters / 5 > 0 ? iters / 5 : 1)) x 1 3 2 6 iterations"
-			guest "$run" "$k" "$c" bench-guest "$iters" 1 cache
-			booted=$((booted + 1))
-		fi
 		python3 "$TOP/tools/bench/cache_marks.py" "$run/plugin.log" "$run/out/results.txt" |
 			sed "s|^|kernel=$k cell=$c |" >>"$raw" ||
 			die "bench: the cache model's marks of $k at $c do not match its phases (see ${run#"$TOP"/})"
+		# The distance between the per-CPU units (the report explains
+		# the base's misses with it).
+		sed -n 's|.*percpu: Embedded .* u\([0-9][0-9]*\).*|kernel='"$k cell=$c"' name=percpu_unit bytes=\1|p' \
+			"$run/console.log" | head -1 >>"$raw"
 	done
 done
-vm_plugin=()
 say "bench: $booted guest boots (of $boots) took $(( ($(date +%s) - start) / 60 )) minutes"
 
 qemu_version=$(qemu-system-x86_64 --version | head -1 | awk '{print $4}')

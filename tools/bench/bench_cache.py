@@ -3,17 +3,20 @@
 misses from the phases of the cache-model boots (name=cache lines, from
 cache_marks.py), a modelled time, and the words around them.
 
-Each workload ran L, 3L, 2L and 6L times between marks; per operation,
-pair A is (M(3L) - M(L)) / 2L and pair B is (M(6L) - M(2L)) / 4L, so that
-what a run costs once (its start and end) cancels out. The figure given
-is the mean of the two pairs; how far apart they are says how stable it
-is."""
+Each workload ran L, 3L, 2L and 6L times between marks, in one process
+after L unmarked runs; per operation, pair A is (M(3L) - M(L)) / 2L and
+pair B is (M(6L) - M(2L)) / 4L, so that what a run costs once (the marks'
+own processes in the bash loop) cancels out. The figure given is the mean
+of the two pairs; how far apart they are says how stable it is."""
 from bench_stats import cell_label, wall_us
 
 WORKLOADS = [("exec", "fork+exec"), ("shloop", "bash loop iteration"), ("exit", "fork+exit"),
              ("thread", "thread spawn")]
 # make bench's MODEL_NS: ns per instruction, per L2 hit, per L2 miss.
 MODEL_NS = (0.33, 5, 40)
+# The modelled L2 (scripts/bench.sh's plugin arguments): its sets repeat
+# every L2_PERIOD bytes of physical address, and a set has L2_WAYS lines.
+L2_PERIOD, L2_WAYS = 2048 * 64, 16
 # (label, field of the plugin's totals)
 METRICS = [("instructions", "iaccess"), ("L1D misses", "dmiss"), ("L1I misses", "imiss"),
            ("L2 misses", "l2miss")]
@@ -127,6 +130,34 @@ def headline(data, kernels, ns):
             f"(icount {ic['patched'] / ic['base']:.3f}).", ""]
 
 
+def aliasing(data, kernels, cs):
+    """Why the base's L2 misses are what they are, from the per-CPU unit
+    size that its guests' kernels printed (name=percpu_unit lines)."""
+    units = {int(r["bytes"]) for key, rs in data.runs.items() if key[0] == "percpu_unit" for r in rs}
+    cell = data.roles["wide"]
+    b = per_op(data, "base", cell, "exec") if "base" in kernels and cell in cs else None
+    if len(units) != 1 or not b:
+        return []
+    unit = units.pop()
+    if unit % L2_PERIOD:
+        return []
+    return [f"**How to read the base's L2 misses.** In these guests the per-CPU allocator's units "
+            f"are {unit // 1024} KiB apart (the kernel's `percpu: Embedded ... u{unit}` line), a "
+            f"multiple of the modelled L2's {L2_PERIOD // 1024} KiB set period, so the copies of one "
+            "per-CPU object on all possible CPUs fall into one L2 set (and one L1D set): a walk over "
+            f"more possible CPUs than a set has ways ({L2_WAYS}) misses on every CPU, however large "
+            "the L2, and so would a real L2 indexed by the same physical address bits. At "
+            f"{cell_label(cell)} a fork+exec on the base takes {b['l2miss'] / cell[1]:.1f} L2 misses "
+            "per possible CPU: it zeroes two per-CPU objects (rss_stat's counters, mm_cid's slots) "
+            "for each of its two mms and sets the cid slots in mm_init_cid() for each and again in "
+            "exec_mmap(), seven walks. How many lines a walk touches depends on where the allocator "
+            "placed the object in that boot: both objects are 16 bytes, aligned to 4 (the counters) or "
+            "8 (`struct mm_cid`), and across a line boundary one takes two lines on every CPU, so "
+            "that the base's figure can differ from boot to boot. All phases "
+            "of a workload run in one process, so that the operations' objects keep their place "
+            "within a boot.", ""]
+
+
 def section(data, kernels, ns, model):
     """The report's cache-model section: how to read it, the tables per
     cell, what it leaves out."""
@@ -138,12 +169,17 @@ def section(data, kernels, ns, model):
            f"Model: {model}. Each kernel boots once more in each of these cells, under the "
            "plugin, and runs each workload between two marks (tools/bench/mark.c: an instruction the "
            f"patched plugin answers by printing its totals) at {lo}, {3 * lo}, {2 * lo} and {6 * lo} "
-           f"iterations. Per operation: pair A = (M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
+           f"iterations, in one process after {lo} unmarked ones. Per operation: pair A = "
+           f"(M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
            f"(M({6 * lo}) - M({2 * lo})) / {4 * lo}, which cancels what a run costs once; the tables "
            "give the mean of the pairs, and the last column the largest gap between them over the "
            "kernels, against the row's largest figure (a row whose pairs are far apart is not a "
-           "measurement). Misses are those of "
-           "all vCPUs, user and kernel, instructions too (the plugin's instruction fetches).", "",
+           "measurement; L2 rows are the least steady: the page allocator now and then hands out "
+           "pages that have left the L2, and clear_page() then misses on all 64 lines of each, at "
+           "random points of a run). The figures are those of the caches of vCPU 0, where every modelled "
+           "workload runs pinned, user and kernel, instructions too (the plugin's instruction "
+           "fetches); the other vCPUs' caches, which see their own idle ticks and periodic work by "
+           "the phase's length in guest time, not by its operations, are left out.", "",
            "Modelled time = instructions x %s ns + L1 misses that hit L2 x %s ns + L2 misses x %s ns "
            "(MODEL_NS, make bench MODEL_NS=\"INSN L2HIT L2MISS\"): one instruction a cycle at 3 GHz, "
            "Sapphire Rapids' 16-cycle L2, an L2 miss served by its L3 or memory. It is a model, not a "
@@ -152,7 +188,7 @@ def section(data, kernels, ns, model):
     for cell in cs:
         out += [f"### {cell_label(cell)} (online/possible vCPUs)", ""] + miss_table(data, kernels, cell)
         out += model_table(data, kernels, cell, ns)
-    out += ["![cache-l2](cache-l2.svg)", "", UNPRICED]
+    out += aliasing(data, kernels, cs) + ["![cache-l2](cache-l2.svg)", "", UNPRICED]
     return out, [(cs, "cache-l2")]
 
 
@@ -192,7 +228,10 @@ UNPRICED = """### What the model leaves out
   mitigations) are those it picks for that CPU, not for a Sapphire
   Rapids. A `rep`-prefixed string instruction counts as one instruction
   (tools/bench/cache-marker.patch), each of its data accesses as one.
-- **Other vCPUs.** The marks' totals are all vCPUs': the idle vCPUs'
-  ticks and the kernel threads' work during a phase are charged to its
-  operations, in proportion to the phase's length in guest time.
+- **Other vCPUs.** Only vCPU 0's caches count: work that an operation
+  leaves to another CPU (an unbound kworker, say) is not seen, and vCPU
+  0's own ticks and periodic work during a phase are charged to its
+  operations, in proportion to the phase's length in guest time (the
+  other vCPUs' would be too, 63 of them at 64/64, and would charge a
+  slower kernel more for the same work).
 """

@@ -5,8 +5,11 @@ appends them to its raw file). The guest's bench-guest prints one
 name=cache_phase line per phase in its results.txt; QEMU's cache plugin,
 built with tools/bench/cache-marker.patch (scripts/qemu-plugin.sh), prints
 one cache-mark line per mark (tools/bench/mark.c) in plugin.log, with the
-totals of all the modelled caches so far. Phase P is the difference of
-marks 2P+1 and 2P.
+totals so far of all the modelled caches and (own_*) of the caches of the
+vCPU that marked. Phase P is the difference of marks 2P+1 and 2P in the
+marking vCPU's caches: every modelled workload runs pinned to it, and the
+other vCPUs' caches see only their own idle ticks and periodic work, which
+a phase collects by its length in guest time, not by its operations.
 
 usage: cache_marks.py PLUGIN_LOG RESULTS_TXT"""
 import sys
@@ -21,7 +24,10 @@ def read_marks(path):
             if not line.startswith("cache-mark "):
                 continue
             kv = dict(w.split("=", 1) for w in line.split()[2:])
-            marks.append({k: int(kv[k]) for k in FIELDS})
+            if "own_l2miss" not in kv:
+                raise SystemExit(f"{path}: a mark without the marking vCPU's totals (own_*), from a plugin "
+                                 "built before tools/bench/cache-marker.patch printed them")
+            marks.append({k: int(kv["own_" + k]) for k in FIELDS})
     return marks
 
 

@@ -20,6 +20,12 @@
  *   forkbench pf_threads MIB    MIB MiB anon, write every page, munmap
  *                               (pf_threads: threads of one process)
  *   forkbench idle N            N idle children alive, print Percpu: delta
+ *   forkbench -m MODE W,N1,N2.. [PATH]
+ *                               exit, exec, sh or thread for the cache
+ *                               model: W iterations, then N1, N2, ...,
+ *                               each between two marks (the instruction
+ *                               of tools/bench/mark.c), all in this one
+ *                               process (see cache_model_runs())
  *
  * Prints one line: "name=<mode> iters=N wall_s=.. sys_s=.. user_s=..",
  * where iters counts the operations (processes, execs, page faults) and
@@ -52,6 +58,12 @@ static void die(const char *what)
 {
 	perror(what);
 	exit(1);
+}
+
+/* The cache model's mark: tools/bench/mark.c. */
+static void mark(void)
+{
+	asm volatile(".byte 0x66, 0x87, 0xdb" ::: "memory");
 }
 
 static void reap(pid_t pid)
@@ -255,6 +267,90 @@ static long per_cpu_workers(const char *mode, long n, char *self)
 	return strcmp(mode, "execrate") ? pages : cpus * n;
 }
 
+/* One iteration of the single-process modes; the exit time of threxit. */
+static double one_op(const char *mode, const char *path, int exited[2])
+{
+	double t_exit;
+	pid_t pid;
+	char c;
+
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		if (!strcmp(mode, "exit"))
+			_exit(0);
+		if (!strcmp(mode, "exec"))
+			execl(path, path, (char *)NULL);
+		if (!strcmp(mode, "sh"))
+			execl("/bin/sh", "sh", "-c", "true", (char *)NULL);
+		if (!strcmp(mode, "thread")) {
+			one_thread();
+			_exit(0);
+		}
+		if (!strcmp(mode, "threxit"))
+			threaded_exit(exited[1]);
+		_exit(127);
+	}
+	if (strcmp(mode, "threxit")) {
+		reap(pid);
+		return 0;
+	}
+	if (read(exited[0], &c, 1) != 1)
+		die("read");
+	t_exit = now();
+	reap(pid);
+	return now() - t_exit;
+}
+
+/*
+ * The cache model's runs: a warm-up, then runs of the given lengths, each
+ * between two marks, back to back in this process. A run that started
+ * new processes for each length (a shell, this program) would give the
+ * per-CPU allocator a new set of long-lived allocations each time, and
+ * with them, possibly, new offsets for the allocations that each
+ * operation makes and frees again: the base's misses per operation
+ * change with those offsets (a 16-byte per-CPU object that straddles two
+ * cache lines touches two lines on every possible CPU).
+ */
+static int cache_model_runs(const char *mode, char *lengths, const char *path)
+{
+	long n[64], i, r, runs = 0;
+	char *tok, *end;
+
+	if (strcmp(mode, "exit") && strcmp(mode, "exec") && strcmp(mode, "sh") &&
+	    strcmp(mode, "thread")) {
+		fprintf(stderr, "forkbench -m: exit, exec, sh or thread, not %s\n", mode);
+		return 2;
+	}
+	for (tok = strtok(lengths, ","); tok; tok = strtok(NULL, ",")) {
+		if (runs == 64) {
+			fprintf(stderr, "forkbench -m: at most 64 lengths\n");
+			return 2;
+		}
+		n[runs] = strtol(tok, &end, 10);
+		if (*end || n[runs] <= 0) {
+			fprintf(stderr, "forkbench -m: bad length '%s'\n", tok);
+			return 2;
+		}
+		runs++;
+	}
+	if (runs < 2) {
+		fprintf(stderr, "forkbench -m: want a warm-up and at least one marked length\n");
+		return 2;
+	}
+	for (r = 0; r < runs; r++) {
+		if (r)
+			mark();
+		for (i = 0; i < n[r]; i++)
+			one_op(mode, path, NULL);
+		if (r)
+			mark();
+	}
+	printf("name=%s runs=%ld\n", mode, runs - 1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[1] : "";
@@ -266,8 +362,11 @@ int main(int argc, char **argv)
 	int exited[2];
 	ssize_t len;
 
+	if (argc > 3 && !strcmp(argv[1], "-m"))
+		return cache_model_runs(argv[2], argv[3], argc > 4 ? argv[4] : "/bin/true");
 	if (n <= 0 && strcmp(mode, "reexec")) {
-		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threxit|execrate|pf_procs|pf_threads|idle N [PATH]\n");
+		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threxit|execrate|pf_procs|pf_threads|idle N [PATH]\n"
+				"       forkbench -m exit|exec|sh|thread W,N1[,N2...] [PATH]\n");
 		return 2;
 	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -293,39 +392,8 @@ int main(int argc, char **argv)
 		ops = per_cpu_workers(mode, n, self);
 		goto done;
 	}
-	for (i = 0; i < n; i++) {
-		double t_exit;
-		pid_t pid;
-		char c;
-
-		pid = fork();
-		if (pid < 0)
-			die("fork");
-		if (!pid) {
-			if (!strcmp(mode, "exit"))
-				_exit(0);
-			if (!strcmp(mode, "exec"))
-				execl(path, path, (char *)NULL);
-			if (!strcmp(mode, "sh"))
-				execl("/bin/sh", "sh", "-c", "true", (char *)NULL);
-			if (!strcmp(mode, "thread")) {
-				one_thread();
-				_exit(0);
-			}
-			if (!strcmp(mode, "threxit"))
-				threaded_exit(exited[1]);
-			_exit(127);
-		}
-		if (strcmp(mode, "threxit")) {
-			reap(pid);
-			continue;
-		}
-		if (read(exited[0], &c, 1) != 1)
-			die("read");
-		t_exit = now();
-		reap(pid);
-		exit_s += now() - t_exit;
-	}
+	for (i = 0; i < n; i++)
+		exit_s += one_op(mode, path, exited);
 	if (!strcmp(mode, "threxit"))
 		snprintf(extra, sizeof(extra), " exit_s=%.6f", exit_s);
 done:

@@ -96,12 +96,19 @@ class ReportTest(unittest.TestCase):
         # base: 200000 x 0.33 + (15000 - 1300) x 5 + 1300 x 40 ns = 186.5 µs.
         self.assertIn("| fork+exec (`exec`) | 186.5 | 143.4 | 0.769 | 0.900 |", out)
         self.assertEqual(cache_plots, [([(4, 255)], "cache-l2")])
+        # Units 256 KiB apart alias in the 128 KiB set period; base's 1,300
+        # L2 misses per fork+exec are 5.1 per possible CPU.
+        text = "\n".join(out)
+        self.assertIn("units are 256 KiB apart (the kernel's `percpu: Embedded ... u262144` line), a multiple "
+                      "of the modelled L2's 128 KiB set period", text)
+        self.assertIn("At 4/255 a fork+exec on the base takes 5.1 L2 misses per possible CPU", text)
         # The marks of a boot: phase P is marks 2P and 2P+1; one missing
         # mark is an error, not a shifted pairing.
         log, res = os.path.join(self.dir.name, "plugin.log"), os.path.join(self.dir.name, "results.txt")
         marks = [(0, 10), (1, 15), (2, 20), (3, 40)]
         with open(log, "w") as f:
-            f.writelines(f"cache-mark {i} vcpu=0 daccess={v} dmiss=1 iaccess={v} imiss=2 l2access=3 l2miss={v}\n"
+            f.writelines(f"cache-mark {i} vcpu=0 daccess=9 dmiss=9 iaccess=9 imiss=9 l2access=9 l2miss=9 "
+                         f"own_daccess={v} own_dmiss=1 own_iaccess={v} own_imiss=2 own_l2access=3 own_l2miss={v}\n"
                          for i, v in marks)
         with open(res, "w") as f:
             f.write("round=1 name=cache_phase workload=exec iters=10 phase=0\n"
@@ -109,7 +116,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(cache_marks.phase_lines(log, res)[1], "name=cache workload=exec iters=30 "
                          "daccess=20 dmiss=0 iaccess=20 imiss=0 l2access=0 l2miss=20")
         with open(log, "w") as f:
-            f.write("cache-mark 0 vcpu=0 daccess=1 dmiss=1 iaccess=1 imiss=1 l2access=1 l2miss=1\n")
+            f.write("cache-mark 0 vcpu=0 daccess=1 dmiss=1 iaccess=1 imiss=1 l2access=1 l2miss=1 own_daccess=1 "
+                    "own_dmiss=1 own_iaccess=1 own_imiss=1 own_l2access=1 own_l2miss=1\n")
         with self.assertRaises(SystemExit):
             cache_marks.phase_lines(log, res)
 
