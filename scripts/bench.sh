@@ -151,9 +151,9 @@ workloads() {
 # workloads, and SCHED_S per 1000 iterations for perf bench sched; PERF_S
 # per perf profile.
 BOOT_S=5 SLOW_BASE=130 SLOW_PER_CPU=3 GUEST_BOOT_S=3 LOOP_S=18 THREXIT_S_PER_10_CPUS=1
-# SCHED_S: perf bench sched pipe and messaging took 1.6 s and 6.6 s of
-# guest time at ITERS=500 on the test kernel at 4/4 (16 s per 1000).
-PERCPU_S=2 PERCPU_S_PER_10_CPUS=3 SCHED_S=16 PERF_S=20
+# SCHED_S: perf bench sched pipe and messaging took 1.6 s and 5.8 s of
+# guest time at ITERS=500 on the bench kernel at 4/4 (15 s per 1000).
+PERCPU_S=2 PERCPU_S_PER_10_CPUS=3 SCHED_S=15 PERF_S=20
 # SYSCALL_S: perf bench syscall fork and execve, per 1000 iterations.
 # A cache-model boot: CACHE_BOOT_S, then CACHE_S of host time per 1000
 # iterations of the four phase workloads, times SLOW_PER_CPU as above.
@@ -241,7 +241,7 @@ model="$model,l2cachesize=2097152,l2assoc=16,l2blksize=64,evict=lru"
 i=0 booted=0 failed=0
 start=$(date +%s)
 cache_phases_said() {
-	echo "exec shloop exit thread at $((iters / 5 > 0 ? iters / 5 : 1)) x 1 3 2 6 iterations"
+	echo "exec shloop exit thread at $((iters / 5 > 0 ? iters / 5 : 1)) x 1 3 2 6 iterations, after 6 x as a warm-up"
 }
 reap() {	# wait for one guest; count it if it failed (guest() said why)
 	wait -n || failed=$((failed + 1))
@@ -279,7 +279,8 @@ for c in ${cache_cells[@]+"${cache_cells[@]}"}; do
 			--plugin "$plugin,$model" -- bench-guest "$iters" 1 cache
 	done
 done
-while [ -n "$(jobs -rp)" ]; do reap; done
+# jobs -p, not -rp: a guest that has exited is listed until it is waited for.
+while [ -n "$(jobs -p)" ]; do reap; done
 vm_plugin=()
 [ "$failed" = 0 ] ||
 	die "bench: $failed of $booted guest boots failed (above); make bench RESUME=1 with the same variables boots only those again"

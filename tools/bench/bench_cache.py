@@ -4,7 +4,7 @@ misses from the phases of the cache-model boots (name=cache lines, from
 cache_marks.py), a modelled time, and the words around them.
 
 Each workload ran L, 3L, 2L and 6L times between marks, in one process
-after L unmarked runs; per operation, pair A is (M(3L) - M(L)) / 2L and
+after 6L unmarked runs; per operation, pair A is (M(3L) - M(L)) / 2L and
 pair B is (M(6L) - M(2L)) / 4L, so that what a run costs once (the marks'
 own processes in the bash loop) cancels out. The figure given is the mean
 of the two pairs; how far apart they are says how stable it is."""
@@ -133,20 +133,21 @@ def headline(data, kernels, ns):
 def aliasing(data, kernels, cs):
     """Why the base's L2 misses are what they are, from the per-CPU unit
     size that its guests' kernels printed (name=percpu_unit lines)."""
-    units = {int(r["bytes"]) for key, rs in data.runs.items() if key[0] == "percpu_unit" for r in rs}
     cell = data.roles["wide"]
+    units = data.runs.get(("percpu_unit", "base", cell))
     b = per_op(data, "base", cell, "exec") if "base" in kernels and cell in cs else None
-    if len(units) != 1 or not b:
+    if not units or not b:
         return []
-    unit = units.pop()
+    unit = int(units[0]["bytes"])
     if unit % L2_PERIOD:
         return []
-    return [f"**How to read the base's L2 misses.** In these guests the per-CPU allocator's units "
-            f"are {unit // 1024} KiB apart (the kernel's `percpu: Embedded ... u{unit}` line), a "
-            f"multiple of the modelled L2's {L2_PERIOD // 1024} KiB set period, so the copies of one "
-            "per-CPU object on all possible CPUs fall into one L2 set (and one L1D set): a walk over "
-            f"more possible CPUs than a set has ways ({L2_WAYS}) misses on every CPU, however large "
-            "the L2, and so would a real L2 indexed by the same physical address bits. At "
+    return [f"**How to read the base's L2 misses.** In the base's guest at {cell_label(cell)} the "
+            f"per-CPU allocator's units are {unit // 1024} KiB apart (the kernel's `percpu: Embedded "
+            f"... u{unit}` line), a multiple of the modelled L2's {L2_PERIOD // 1024} KiB set "
+            "period, so the copies of an object of the first per-CPU chunk (whose units are "
+            "contiguous) on all possible CPUs fall into one L2 set, and one L1D set: a walk over more "
+            f"possible CPUs than a set has ways ({L2_WAYS}) misses on every CPU, and so would one on "
+            "any L2 indexed by physical address bits whose set period divides the unit. At "
             f"{cell_label(cell)} a fork+exec on the base takes {b['l2miss'] / cell[1]:.1f} L2 misses "
             "per possible CPU: it zeroes two per-CPU objects (rss_stat's counters, mm_cid's slots) "
             "for each of its two mms and sets the cid slots in mm_init_cid() for each and again in "
@@ -169,7 +170,7 @@ def section(data, kernels, ns, model):
            f"Model: {model}. Each kernel boots once more in each of these cells, under the "
            "plugin, and runs each workload between two marks (tools/bench/mark.c: an instruction the "
            f"patched plugin answers by printing its totals) at {lo}, {3 * lo}, {2 * lo} and {6 * lo} "
-           f"iterations, in one process after {lo} unmarked ones. Per operation: pair A = "
+           f"iterations, in one process after {6 * lo} unmarked ones. Per operation: pair A = "
            f"(M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
            f"(M({6 * lo}) - M({2 * lo})) / {4 * lo}, which cancels what a run costs once; the tables "
            "give the mean of the pairs, and the last column the largest gap between them over the "

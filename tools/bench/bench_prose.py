@@ -20,8 +20,8 @@ DESCRIBE = {
     "pipe": "perf bench sched pipe: two processes passing a token through a pipe, both on CPU 0 "
             "(context switches); µs per round trip",
     "messaging": "perf bench sched messaging -p -g 10: 10 groups of 20 senders and 20 receivers "
-                 "over pipes, on every CPU (wakeups, and the fork and exit of its 400 processes); "
-                 "ms per run",
+                 "over pipes, on every CPU, 100 loops: wakeups and context switches, and the exit of "
+                 "its 400 processes (perf forks them before it starts its clock); ms per run",
     "pf_threads": "page_fault1, threads: one per CPU in one process, 16 MiB each (faults/s)",
     "pf_procs": "page_fault1, processes: one per CPU, 16 MiB each (faults/s)",
     "execrate": "one worker per CPU re-execing a static binary (execs/s)",

@@ -99,8 +99,9 @@ class ReportTest(unittest.TestCase):
         # Units 256 KiB apart alias in the 128 KiB set period; base's 1,300
         # L2 misses per fork+exec are 5.1 per possible CPU.
         text = "\n".join(out)
-        self.assertIn("units are 256 KiB apart (the kernel's `percpu: Embedded ... u262144` line), a multiple "
-                      "of the modelled L2's 128 KiB set period", text)
+        self.assertIn("In the base's guest at 4/255 the per-CPU allocator's units are 256 KiB apart (the "
+                      "kernel's `percpu: Embedded ... u262144` line), a multiple of the modelled L2's 128 KiB "
+                      "set period", text)
         self.assertIn("At 4/255 a fork+exec on the base takes 5.1 L2 misses per possible CPU", text)
         # The marks of a boot: phase P is marks 2P and 2P+1; one missing
         # mark is an error, not a shifted pairing.
