@@ -241,7 +241,8 @@ model="$model,l2cachesize=2097152,l2assoc=16,l2blksize=64,evict=lru"
 i=0 booted=0 failed=0
 start=$(date +%s)
 cache_phases_said() {
-	echo "exec shloop exit thread at $((iters / 5 > 0 ? iters / 5 : 1)) x 1 3 2 6 iterations, after 6 x as a warm-up"
+	local l=$((iters / 5 > 0 ? iters / 5 : 1))
+	echo "exec shloop exit thread at $l x 1 3 2 6 iterations, after $((6 * l)) as a warm-up"
 }
 reap() {	# wait for one guest; count it if it failed (guest() said why)
 	wait -n || failed=$((failed + 1))

@@ -6,6 +6,7 @@ import os
 import tempfile
 import unittest
 
+import bench_cache
 import bench_prose
 import cache_marks
 import bench_tables
@@ -121,6 +122,9 @@ class ReportTest(unittest.TestCase):
                     "own_dmiss=1 own_iaccess=1 own_imiss=1 own_l2access=1 own_l2miss=1\n")
         with self.assertRaises(SystemExit):
             cache_marks.phase_lines(log, res)
+
+    def test_count_below_zero_is_noise(self):
+        self.assertEqual([bench_cache.count(x) for x in (1976.4, 0.2, -1.3)], ["1,976", "0", "about 0"])
 
     def test_at_names_each_cell_once(self):
         self.assertEqual(bench_prose.at(("1.000", (4, 255)), ("1.000", (4, 255)), (None, (64, 64))), "1.000 at 4/255")
