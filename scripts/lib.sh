@@ -252,6 +252,11 @@ check_config() {
 
 # What a kernel log must never contain during our runs.
 BAD_LOG='Kernel panic|Oops|BUG:|WARNING:|Bad rss-counter state|general protection fault|KCSAN:|KASAN:|UBSAN:|ODEBUG:|INFO: task .* blocked|rcu: INFO:|self-detected stall'
+# The part of it that says the kernel is stuck (scripts/vm stops the
+# guest STALL_GRACE seconds after it appears); "soft lockup" says so
+# after "BUG:".
+STALL_LOG='INFO: task .* blocked|rcu: INFO:|self-detected stall|soft lockup'
+STALL_GRACE=30
 
 # Print the first bad report of log $1 and return 0 when it has one.
 log_has_bad() {
