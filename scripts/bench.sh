@@ -141,23 +141,23 @@ workloads() {
 	echo "$w"
 }
 
-# Expected host seconds of one boot in cell $1, from this project's runs
-# on its 2-core host (busy with kernel builds too): a guest boots in
-# BOOT_S, then runs (SLOW_BASE + SLOW_PER_CPU * N) / 100 times slower
-# than guest time with N online vCPUs (QEMU goes round-robin over them at
-# every exit). Guest seconds: GUEST_BOOT_S to boot; per round, LOOP_S per
+# Expected host seconds of one boot in cell $1, from this project's full
+# sweep on its idle 2-core host, two guests at once (kernel builds on the
+# same cores make it about twice as long): a guest boots in BOOT_S, then
+# runs (SLOW_BASE + SLOW_PER_CPU * N) / 100 times as long as guest time
+# with N online vCPUs (QEMU goes round-robin over them at every exit). Guest seconds: GUEST_BOOT_S to boot; per round, LOOP_S per
 # 1000 iterations of the loops, and THREXIT_S_PER_10_CPUS; where all CPUs
 # are online, PERCPU_S plus PERCPU_S_PER_10_CPUS for the per-CPU
 # workloads, and SCHED_S per 1000 iterations for perf bench sched; PERF_S
 # per perf profile.
-BOOT_S=5 SLOW_BASE=130 SLOW_PER_CPU=3 GUEST_BOOT_S=3 LOOP_S=18 THREXIT_S_PER_10_CPUS=1
+BOOT_S=5 SLOW_BASE=75 SLOW_PER_CPU=1 GUEST_BOOT_S=3 LOOP_S=18 THREXIT_S_PER_10_CPUS=1
 # SCHED_S: perf bench sched pipe and messaging took 1.6 s and 5.8 s of
 # guest time at ITERS=500 on the bench kernel at 4/4 (15 s per 1000).
 PERCPU_S=2 PERCPU_S_PER_10_CPUS=3 SCHED_S=15 PERF_S=20
 # SYSCALL_S: perf bench syscall fork and execve, per 1000 iterations.
 # A cache-model boot: CACHE_BOOT_S, then CACHE_S of host time per 1000
 # iterations of the four phase workloads, times SLOW_PER_CPU as above.
-SYSCALL_S=6 CACHE_BOOT_S=60 CACHE_S=600
+SYSCALL_S=6 CACHE_BOOT_S=60 CACHE_S=350
 boot_estimate() {
 	local n=${online[$1]} guest
 	guest=$((GUEST_BOOT_S + reps * ((LOOP_S + SYSCALL_S) * iters / 1000 + THREXIT_S_PER_10_CPUS * n / 10)))
