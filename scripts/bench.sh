@@ -145,11 +145,12 @@ workloads() {
 # sweep on its idle 2-core host, two guests at once (kernel builds on the
 # same cores make it about twice as long): a guest boots in BOOT_S, then
 # runs (SLOW_BASE + SLOW_PER_CPU * N) / 100 times as long as guest time
-# with N online vCPUs (QEMU goes round-robin over them at every exit). Guest seconds: GUEST_BOOT_S to boot; per round, LOOP_S per
-# 1000 iterations of the loops, and THREXIT_S_PER_10_CPUS; where all CPUs
-# are online, PERCPU_S plus PERCPU_S_PER_10_CPUS for the per-CPU
-# workloads, and SCHED_S per 1000 iterations for perf bench sched; PERF_S
-# per perf profile.
+# with N online vCPUs (QEMU goes round-robin over them at every exit).
+# Guest seconds: GUEST_BOOT_S to boot; per round, LOOP_S per 1000
+# iterations of the loops, and THREXIT_S_PER_10_CPUS; where all CPUs are
+# online, PERCPU_S plus PERCPU_S_PER_10_CPUS for the per-CPU workloads,
+# and SCHED_S per 1000 iterations for perf bench sched; PERF_S per perf
+# profile.
 BOOT_S=5 SLOW_BASE=75 SLOW_PER_CPU=1 GUEST_BOOT_S=3 LOOP_S=18 THREXIT_S_PER_10_CPUS=1
 # SCHED_S: perf bench sched pipe and messaging took 1.6 s and 5.8 s of
 # guest time at ITERS=500 on the bench kernel at 4/4 (15 s per 1000).
@@ -236,8 +237,9 @@ guest() {
 # The cache model's caches, per vCPU, are those of a core of Intel's Xeon
 # Sapphire Rapids (4th generation Xeon Scalable): L1D 48 KiB 12-way, L1I
 # 32 KiB 8-way, L2 2 MiB 16-way, 64-byte lines, LRU.
+l2_bytes=2097152 l2_ways=16
 model="dcachesize=49152,dassoc=12,dblksize=64,icachesize=32768,iassoc=8,iblksize=64"
-model="$model,l2cachesize=2097152,l2assoc=16,l2blksize=64,evict=lru"
+model="$model,l2cachesize=$l2_bytes,l2assoc=$l2_ways,l2blksize=64,evict=lru"
 i=0 booted=0 failed=0
 start=$(date +%s)
 cache_phases_said() {
@@ -302,9 +304,10 @@ for c in ${cache_cells[@]+"${cache_cells[@]}"}; do
 		python3 "$TOP/tools/bench/cache_marks.py" "$run/plugin.log" "$run/out/results.txt" |
 			sed "s|^|kernel=$k cell=$c |" >>"$raw" ||
 			die "bench: the cache model's marks of $k at $c do not match its phases (see ${run#"$TOP"/})"
-		# The distance between the per-CPU units (the report explains
-		# the base's misses with it).
-		sed -n 's|.*percpu: Embedded .* u\([0-9][0-9]*\).*|kernel='"$k cell=$c"' name=percpu_unit bytes=\1|p' \
+		# The distance between the per-CPU units, and the modelled L2's
+		# set period (size / ways) and ways: the report explains the
+		# base's misses with them.
+		sed -n 's|.*percpu: Embedded .* u\([0-9][0-9]*\).*|kernel='"$k cell=$c"' name=percpu_unit bytes=\1 l2_period='"$((l2_bytes / l2_ways)) l2_ways=$l2_ways"'|p' \
 			"$run/console.log" | head -1 >>"$raw"
 	done
 done

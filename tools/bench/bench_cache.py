@@ -14,9 +14,6 @@ WORKLOADS = [("exec", "fork+exec"), ("shloop", "bash loop iteration"), ("exit", 
              ("thread", "thread spawn")]
 # make bench's MODEL_NS: ns per instruction, per L2 hit, per L2 miss.
 MODEL_NS = (0.33, 5, 40)
-# The modelled L2 (scripts/bench.sh's plugin arguments): its sets repeat
-# every L2_PERIOD bytes of physical address, and a set has L2_WAYS lines.
-L2_PERIOD, L2_WAYS = 2048 * 64, 16
 # (label, field of the plugin's totals)
 METRICS = [("instructions", "iaccess"), ("L1D misses", "dmiss"), ("L1I misses", "imiss"),
            ("L2 misses", "l2miss")]
@@ -138,21 +135,23 @@ def headline(data, kernels, ns):
 
 def aliasing(data, kernels, cs):
     """Why the base's L2 misses are what they are, from the per-CPU unit
-    size that its guests' kernels printed (name=percpu_unit lines)."""
+    size that its guests' kernels printed and the modelled L2's set period
+    (bytes of physical address after which its sets repeat) and ways, which
+    bench.sh adds from its plugin arguments (name=percpu_unit lines)."""
     cell = data.roles["wide"]
     units = data.runs.get(("percpu_unit", "base", cell))
     b = per_op(data, "base", cell, "exec") if "base" in kernels and cell in cs else None
     if not units or not b:
         return []
-    unit = int(units[0]["bytes"])
-    if unit % L2_PERIOD:
+    unit, period, ways = (int(units[0][f]) for f in ("bytes", "l2_period", "l2_ways"))
+    if unit % period:
         return []
     return [f"**How to read the base's L2 misses.** In the base's guest at {cell_label(cell)} the "
             f"per-CPU allocator's units are {unit // 1024} KiB apart (the kernel's `percpu: Embedded "
-            f"... u{unit}` line), a multiple of the modelled L2's {L2_PERIOD // 1024} KiB set "
+            f"... u{unit}` line), a multiple of the modelled L2's {period // 1024} KiB set "
             "period, so the copies of an object of the first per-CPU chunk (whose units are "
             "contiguous) on all possible CPUs fall into one L2 set, and one L1D set: a walk over more "
-            f"possible CPUs than a set has ways ({L2_WAYS}) misses on every CPU, and so would one on "
+            f"possible CPUs than a set has ways ({ways}) misses on every CPU, and so would one on "
             "any L2 indexed by physical address bits whose set period divides the unit. At "
             f"{cell_label(cell)} a fork+exec on the base takes {b['l2miss'] / cell[1]:.1f} L2 misses "
             "per possible CPU: it zeroes two per-CPU objects (rss_stat's counters, mm_cid's slots) "
