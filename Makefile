@@ -42,7 +42,7 @@ endif
 export KSRC SMP
 
 .PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
-	selftest check check-kcsan mutate bench lint clean distclean
+	selftest check check-kcsan mutate bench insn-profile lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -104,6 +104,12 @@ bench:
 		$(if $(CELLS),--cells "$(CELLS)") $(if $(KERNELS),--kernels "$(KERNELS)") \
 		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
 		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)") $(if $(GUESTS),--guests "$(GUESTS)")
+
+## insn-profile  instructions per operation of a bench workload on two kernels, by function: make insn-profile WORKLOAD=exit|exec|sh|thread KERNELS="A B" [CELL=4/255] [ITERS=500] [BEFORE="idle shloop exec"] [BENCH_OUT=DIR]
+insn-profile:
+	@$(S)/insn-profile.sh $(if $(CELL),--cell "$(CELL)") $(if $(ITERS),--iters "$(ITERS)") \
+		$(if $(filter-out undefined,$(origin BEFORE)),--before "$(BEFORE)") \
+		$(if $(BENCH_OUT),--out "$(BENCH_OUT)") $(WORKLOAD) $(KERNELS)
 
 ## lint          shellcheck the scripts
 lint:

@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build QEMU's cache-model plugin (contrib/plugins/cache.c) for the
-# installed QEMU, from Debian's qemu source package of the same version,
-# with tools/bench/cache-marker.patch (marks: tools/bench/mark.c). The
-# source comes through a deb-src list of our own under build/, so that the
-# machine's apt sources and lists are left alone. Prints the plugin's path;
-# builds only when it is missing.
-# usage: scripts/qemu-plugin.sh
+# Build the TCG plugins of make bench for the installed QEMU, from Debian's
+# qemu source package of the same version: QEMU's cache-model plugin
+# (contrib/plugins/cache.c) with tools/bench/cache-marker.patch, and our
+# own tools/bench/insnprof.c (instructions per block, scripts/insn-profile.sh);
+# marks: tools/bench/mark.c. The source comes through a deb-src list of
+# our own under build/, so that the machine's apt sources and lists are
+# left alone. Prints the path of the plugin asked for; builds only when a
+# plugin is missing or older than its source.
+# usage: scripts/qemu-plugin.sh [cache|insnprof]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm bench
@@ -18,14 +20,18 @@ src_pkg=$(dpkg-query -W -f='${source:Package}' qemu-system-x86 2>/dev/null) ||
 	die "qemu-system-x86 is not installed (scripts/deps.sh vm)"
 version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
 dir=$BUILD/qemu-plugin/${version//:/_}
-so=$dir/libcache.so
 patch=$TOP/tools/bench/cache-marker.patch
-if [ -f "$so" ] && [ "$so" -nt "$patch" ]; then
+insnprof=$TOP/tools/bench/insnprof.c
+case ${1:-cache} in
+cache|insnprof)	so=$dir/lib${1:-cache}.so ;;
+*)		die "scripts/qemu-plugin.sh: no plugin '$1' (cache or insnprof)" ;;
+esac
+if [ "$dir/libcache.so" -nt "$patch" ] && [ "$dir/libinsnprof.so" -nt "$insnprof" ]; then
 	echo "$so"
 	exit 0
 fi
 
-say "cache model: QEMU's cache plugin from Debian's $src_pkg $version source (log: ${dir#"$TOP"/}/build.log)" >&2
+say "plugins: QEMU's cache plugin and insnprof from Debian's $src_pkg $version source (log: ${dir#"$TOP"/}/build.log)" >&2
 rm -rf "$dir"
 mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/src"
 log=$dir/build.log
@@ -50,11 +56,14 @@ apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
 q=$dir/src/qemu
 patch -d "$q" -p1 <"$patch" >>"$log" 2>&1 ||
 	{ tail -5 "$log" >&2; die "tools/bench/cache-marker.patch does not apply to $src_pkg $version's cache.c (log: $log)"; }
-# shellcheck disable=SC2046 # pkg-config's flags are words
-gcc -O2 -fPIC -shared -Wall -I"$q/include/qemu" $(pkg-config --cflags glib-2.0) \
-	-o "$so.tmp" "$q/contrib/plugins/cache.c" $(pkg-config --libs glib-2.0) >>"$log" 2>&1 ||
-	{ tail -5 "$log" >&2; die "building the cache plugin failed (log: $log)"; }
-mv "$so.tmp" "$so"
-# The source is 600 MB unpacked; the plugin is all we keep.
+for p in "$q/contrib/plugins/cache.c" "$insnprof"; do
+	o=$dir/lib$(basename "$p" .c).so
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	gcc -O2 -fPIC -shared -Wall -I"$q/include/qemu" $(pkg-config --cflags glib-2.0) \
+		-o "$o.tmp" "$p" $(pkg-config --libs glib-2.0) >>"$log" 2>&1 ||
+		{ tail -5 "$log" >&2; die "building the plugin ${p#"$TOP"/} failed (log: $log)"; }
+	mv "$o.tmp" "$o"
+done
+# The source is 600 MB unpacked; the plugins are all we keep.
 rm -rf "$dir/src" "$dir/apt/cache"
 echo "$so"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit test of the bench report (make check runs it): a small raw file of
 scripts/bench.sh (testdata/raw.txt), with one kernel missing from a cell,
-through bench_stats, bench_tables, bench_prose and report.report()."""
+through bench_stats, bench_tables, bench_prose and report.report(); and
+insn_profile's sums of the insnprof plugin's counts."""
 import os
 import tempfile
 import unittest
@@ -9,6 +10,7 @@ import unittest
 import bench_cache
 import bench_prose
 import cache_marks
+import insn_profile
 import bench_tables
 import report
 from bench_stats import Data, ratio, read_kernels, spread, wall_us
@@ -128,6 +130,33 @@ class ReportTest(unittest.TestCase):
 
     def test_at_names_each_cell_once(self):
         self.assertEqual(bench_prose.at(("1.000", (4, 255)), ("1.000", (4, 255)), (None, (64, 64))), "1.000 at 4/255")
+
+    def test_insn_profile_per_op(self):
+        # Run 1 (L = 1 op) and run 2 (3L = 3 ops): per op, run 2 minus run 1
+        # over 2. Block ...1000 is there twice in each run (retranslated
+        # with another length): both count. ...1010 is inside foo, ...2000
+        # is bar, 0x400000 user space. A run without its end line is not
+        # complete: an error, not a run of zeros.
+        sysmap, log = os.path.join(self.dir.name, "System.map"), os.path.join(self.dir.name, "plugin.log")
+        with open(sysmap, "w") as f:
+            f.write("ffffffff81000000 T _stext\nffffffff81001000 T foo\nffffffff81002000 t bar\n"
+                    "ffffffff82000000 D some_data\n")
+        with open(log, "w") as f:
+            f.write("insnprof 1 ffffffff81001000 100 10\ninsnprof 1 ffffffff81001000 50 0\n"
+                    "insnprof 1 ffffffff81002000 30 0\ninsnprof 1 400000 20 2\ninsnprof 1 end\n"
+                    "insnprof 2 ffffffff81001000 300 30\ninsnprof 2 ffffffff81001000 150 0\n"
+                    "insnprof 2 ffffffff81001010 6 0\ninsnprof 2 ffffffff81002000 90 0\n"
+                    "insnprof 2 400000 20 2\ninsnprof 2 end\n")
+        own, others = insn_profile.per_op(log, sysmap, 2)
+        self.assertEqual(dict(own), {"foo": 153, "bar": 30, "[user space]": 0})
+        self.assertEqual(dict(others), {"foo": 10, "bar": 0, "[user space]": 0})
+        with open(log, "a") as f:
+            f.write("insnprof 3 ffffffff81002000 90 0\n")
+        self.assertEqual(insn_profile.per_op(log, sysmap, 2)[0]["bar"], 30)
+        with open(log, "w") as f:
+            f.write("insnprof 1 ffffffff81002000 30 0\ninsnprof 1 end\ninsnprof 2 ffffffff81002000 90 0\n")
+        with self.assertRaises(SystemExit):
+            insn_profile.per_op(log, sysmap, 2)
 
 
 if __name__ == "__main__":

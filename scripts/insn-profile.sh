@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Where the guest time of one make bench workload differs between two bench
+# kernels, to the instruction. Under -icount a guest's time is its count of
+# executed instructions, so the plugin insnprof (tools/bench/insnprof.c,
+# built by scripts/qemu-plugin.sh) counts them per translation block and
+# tools/bench/insn_profile.py adds them up per kernel function.
+#
+# Each kernel boots once, in the same cell and with the same guest setup as
+# make bench's boots. It first runs the workloads that precede WORKLOAD in
+# make bench's first round (--before; the page allocator's and the slabs'
+# state, which the workload's own cost depends on, is then the one the
+# benchmark measures in), then WORKLOAD pinned to CPU 0 in one process
+# (forkbench -m) at L and 3L iterations (L = ITERS/5) after a warm-up of L,
+# each run between two marks. The cost per operation is the difference of
+# the two runs over 2L: the marks' own cost cancels.
+#
+# usage: scripts/insn-profile.sh [--cell N/M] [--iters N] [--before "W..."]
+#                                [--out DIR] WORKLOAD KERNEL_A KERNEL_B
+#   WORKLOAD  exit, exec, sh or thread (forkbench's modes)
+#   KERNEL_*  kernels of the registry ./kernels
+#   --cell    online/possible vCPUs [4/255]
+#   --iters   make bench's ITERS [500]
+#   --before  the workloads run first [idle shloop exec: make bench's
+#             first round up to exit]
+#   --out     where the report goes [build/insn-profile]
+# The report, DIR/WORKLOAD-CELL-iITERS-A-B.md, is printed too.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cell=4/255 iters=500 before="idle shloop exec" outdir=
+usage() { sed -n '/^# usage/,/^# The report/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case $1 in
+	--cell)		cell=$2; shift 2 ;;
+	--iters)	iters=$2; shift 2 ;;
+	--before)	before=$2; shift 2 ;;
+	--out)		outdir=$2; shift 2 ;;
+	-h|--help)	usage ;;
+	-*)		echo "scripts/insn-profile.sh: unknown option '$1'" >&2; usage ;;
+	*)		break ;;
+	esac
+done
+[ $# = 3 ] || usage
+w=$1 a=$2 b=$3
+case $w in exit|exec|sh|thread) ;; *) die "WORKLOAD '$w': want exit, exec, sh or thread" ;; esac
+n=${cell%%/*} m=${cell#*/}
+{ [ "$cell" = "$n/$m" ] && cpus_ok "$n" && cpus_ok "$m" "$n"; } ||
+	die "--cell '$cell' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
+{ [[ $iters =~ ^[1-9][0-9]*$ ]] && [ "$iters" -ge 5 ]; } || die "--iters '$iters': want a number >= 5"
+all=$(awk '!/^#/ && NF { print $1 }' "$TOP/kernels" | xargs)
+for k in "$a" "$b"; do
+	[[ " $all " == *" $k "* ]] || die "kernel '$k' is not one of: $all (./kernels)"
+done
+[ "$a" != "$b" ] || die "two different kernels, please"
+for x in $before; do
+	case $x in idle|shloop|exec|exit|sh|thread|threxit|sysfork|sysexec) ;;
+	*) die "--before: '$x' is not a loop workload of tools/bench/bench-guest" ;;
+	esac
+done
+need_deps build vm bench
+
+out=$BUILD/insn-profile
+stage=$out/stage
+run=$out/$w-${cell/\//-}
+rm -rf "$stage" "$run"
+mkdir -p "$stage/bin" "$stage/usr/local/bin" "$run"
+gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
+gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
+cp "$TOP/tools/bench/bench-guest" "$stage/usr/local/bin/"
+"$TOP/scripts/tree.sh" >/dev/null
+for k in "$a" "$b"; do "$TOP/scripts/build.sh" bench "$k"; done
+plugin=$("$TOP/scripts/qemu-plugin.sh" insnprof)
+
+l=$((iters / 5))
+for k in "$a" "$b"; do
+	say "insn-profile: booting $k at $cell: ${before:-nothing}, then $w at $l and $((3 * l)) iterations (log: ${run#"$TOP"/}/$k)"
+	"$TOP/scripts/vm" --kernel "bench-$k" --smp "$n" --icount --mem "$((1024 + n * 64))M" \
+		--append "possible_cpus=$m virtio_blk.num_request_queues=1 rcupdate.rcu_cpu_stall_suppress=1" \
+		--timeout 7200 --log "$run/$k" --dir "$stage:/" --add /bin/bash --add /usr/bin/numactl \
+		--plugin "$plugin" -- sh -ec "bench-guest $iters 1 $before
+			numactl -C 0 forkbench -m $w $l,$l,$((3 * l)) >/dev/null" >"$run/$k.out" 2>&1 ||
+		{ cat "$run/$k.out" >&2; die "insn-profile: the guest of $k failed (log: ${run#"$TOP"/}/$k)"; }
+done
+outdir=$(realpath -m "${outdir:-$out}")
+mkdir -p "$outdir"
+report=$outdir/$w-${cell/\//-}-i$iters-$a-$b.md
+python3 "$TOP/tools/bench/insn_profile.py" --workload "$w" --ops "$((2 * l))" \
+	--setup "QEMU TCG, -icount shift=3,sleep=off, $cell vCPUs (online/possible), ITERS=$iters, before: ${before:-nothing}" \
+	"$a" "$run/$a/plugin.log" "$(kernel_tree "$a" bench)/.out-bench/System.map" \
+	"$b" "$run/$b/plugin.log" "$(kernel_tree "$b" bench)/.out-bench/System.map" >"$report"
+cat "$report"
+say "insn-profile: report in ${report#"$TOP"/}"
