@@ -105,10 +105,10 @@ bench:
 		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
 		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)") $(if $(GUESTS),--guests "$(GUESTS)")
 
-## insn-profile  instructions per operation of a bench workload on two kernels, by function: make insn-profile WORKLOAD=exit|exec|sh|thread KERNELS="A B" [CELL=4/255] [ITERS=500] [BEFORE="idle shloop exec"] [BENCH_OUT=DIR]
+## insn-profile  instructions per operation of a bench workload on two kernels, by function: make insn-profile WORKLOAD=exit|exec|sh|thread KERNELS="A B" [CELL=4/255] [ITERS=500] [BEFORE="W ...": default, the workloads before it in make bench's rounds] [BENCH_OUT=DIR]
 insn-profile:
 	@$(S)/insn-profile.sh $(if $(CELL),--cell "$(CELL)") $(if $(ITERS),--iters "$(ITERS)") \
-		$(if $(filter-out undefined,$(origin BEFORE)),--before "$(BEFORE)") \
+		$(if $(findstring command,$(origin BEFORE)),--before "$(BEFORE)") \
 		$(if $(BENCH_OUT),--out "$(BENCH_OUT)") $(WORKLOAD) $(KERNELS)
 
 ## lint          shellcheck the scripts

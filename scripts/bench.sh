@@ -134,7 +134,7 @@ cache_cells=()
 # the exit's sums cost under icount is their instruction count, which the
 # threxit times measure directly.
 workloads() {
-	local w="idle shloop exec exit sh thread threxit sysfork sysexec"
+	local w=$BENCH_LOOPS
 	[ "${online[$1]}" != "${possible[$1]}" ] || w="$w pf_threads pf_procs execrate pipe messaging"
 	[ "$1" != "${cells[0]}" ] || w="$w upgrades"
 	[ "$1" != "$wide" ] || w="$w perf:shloop"

@@ -21,20 +21,25 @@
 #   KERNEL_*  kernels of the registry ./kernels
 #   --cell    online/possible vCPUs [4/255]
 #   --iters   make bench's ITERS [500]
-#   --before  the workloads run first [idle shloop exec: make bench's
-#             first round up to exit]
+#   --before  the workloads run first [those before WORKLOAD in make
+#             bench's rounds, BENCH_LOOPS in scripts/lib.sh: for exit,
+#             "idle shloop exec"]
 #   --out     where the report goes [build/insn-profile]
-# The report, DIR/WORKLOAD-CELL-iITERS-A-B.md, is printed too.
+# The report, DIR/WORKLOAD-CELL-iITERS-A-B.md (-after-W-W... when --before
+# is given), is printed too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-cell=4/255 iters=500 before="idle shloop exec" outdir=
+cell=4/255 iters=500 before='' before_set=0 outdir=
 usage() { sed -n '/^# usage/,/^# The report/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
+	--cell|--iters|--before|--out) [ $# -ge 2 ] || usage ;;
+	esac
+	case $1 in
 	--cell)		cell=$2; shift 2 ;;
 	--iters)	iters=$2; shift 2 ;;
-	--before)	before=$2; shift 2 ;;
+	--before)	before=$2 before_set=1; shift 2 ;;
 	--out)		outdir=$2; shift 2 ;;
 	-h|--help)	usage ;;
 	-*)		echo "scripts/insn-profile.sh: unknown option '$1'" >&2; usage ;;
@@ -53,11 +58,16 @@ for k in "$a" "$b"; do
 	[[ " $all " == *" $k "* ]] || die "kernel '$k' is not one of: $all (./kernels)"
 done
 [ "$a" != "$b" ] || die "two different kernels, please"
-for x in $before; do
-	case $x in idle|shloop|exec|exit|sh|thread|threxit|sysfork|sysexec) ;;
-	*) die "--before: '$x' is not a loop workload of tools/bench/bench-guest" ;;
-	esac
-done
+if [ "$before_set" = 0 ]; then
+	before=${BENCH_LOOPS%% "$w" *}
+else
+	for x in $before; do
+		# perf bench's workloads need the perf that make bench stages.
+		case $x in idle|shloop|exec|exit|sh|thread|threxit) ;;
+		*) die "--before: '$x' is not one of idle shloop exec exit sh thread threxit" ;;
+		esac
+	done
+fi
 need_deps build vm bench
 
 out=$BUILD/insn-profile
@@ -84,10 +94,14 @@ for k in "$a" "$b"; do
 done
 outdir=$(realpath -m "${outdir:-$out}")
 mkdir -p "$outdir"
-report=$outdir/$w-${cell/\//-}-i$iters-$a-$b.md
+name=$w-${cell/\//-}-i$iters
+[ "$before_set" = 0 ] || name=$name-after-$(echo "${before:-nothing}" | xargs | tr ' ' -)
+report=$outdir/$name-$a-$b.md
 python3 "$TOP/tools/bench/insn_profile.py" --workload "$w" --ops "$((2 * l))" \
 	--setup "QEMU TCG, -icount shift=3,sleep=off, $cell vCPUs (online/possible), ITERS=$iters, before: ${before:-nothing}" \
 	"$a" "$run/$a/plugin.log" "$(kernel_tree "$a" bench)/.out-bench/System.map" \
-	"$b" "$run/$b/plugin.log" "$(kernel_tree "$b" bench)/.out-bench/System.map" >"$report"
+	"$b" "$run/$b/plugin.log" "$(kernel_tree "$b" bench)/.out-bench/System.map" >"$report.tmp" ||
+	{ rm -f "$report.tmp"; die "insn-profile: tools/bench/insn_profile.py failed"; }
+mv "$report.tmp" "$report"
 cat "$report"
 say "insn-profile: report in ${report#"$TOP"/}"

@@ -163,6 +163,11 @@ kernel_tree() {
 	*)		bench_tree "$1" ;;
 	esac
 }
+# The workloads of make bench that run in every cell, in the order each of
+# its rounds runs them (scripts/bench.sh; scripts/insn-profile.sh runs
+# those before its workload).
+BENCH_LOOPS="idle shloop exec exit sh thread threxit sysfork sysexec"
+
 kernel_image() {	# kernel_image NAME VARIANT: the bzImage scripts/build.sh makes
 	local t
 	t=$(kernel_tree "$1" "$2") || exit

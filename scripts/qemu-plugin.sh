@@ -7,7 +7,8 @@
 # marks: tools/bench/mark.c. The source comes through a deb-src list of
 # our own under build/, so that the machine's apt sources and lists are
 # left alone. Prints the path of the plugin asked for; builds only when a
-# plugin is missing or older than its source.
+# plugin is missing or older than its source, and downloads the source
+# only when the two files it keeps of it are missing.
 # usage: scripts/qemu-plugin.sh [cache|insnprof]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -31,39 +32,51 @@ if [ "$dir/libcache.so" -nt "$patch" ] && [ "$dir/libinsnprof.so" -nt "$insnprof
 	exit 0
 fi
 
-say "plugins: QEMU's cache plugin and insnprof from Debian's $src_pkg $version source (log: ${dir#"$TOP"/}/build.log)" >&2
-rm -rf "$dir"
-mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/src"
-log=$dir/build.log
-# deb-src lines for the Debian archive suites of the machine's deb lines.
-{ { grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true; } | sed 's/^deb /deb-src /'
-  for f in /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] || continue
-	awk 'function emit(i, n, a) { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } t = u = "" }
-	     /^Types:/ { t = ($0 ~ / deb( |$)/) } /^URIs:/ { u = $2 } /^Suites:/ { s = $0; sub(/^Suites: */, "", s) }
-	     /^Components:/ { c = $0; sub(/^Components: */, "", c) }
-	     /^$/ { emit() } END { emit() }' "$f"
-  done; } | grep -E '^deb-src https?://[^ ]*debian\.org/' | sort -u >"$dir/apt/sources.list"
-[ -s "$dir/apt/sources.list" ] || die "no Debian archive in /etc/apt/sources.list{,.d} to take qemu's source from"
-apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	  -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache")
-apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
-	{ tail -5 "$log" >&2; die "apt-get update of the deb-src list failed (log: $log)"; }
-(cd "$dir/src" && apt-get "${apt_opts[@]}" source --download-only "$src_pkg=$version") >>"$log" 2>&1 ||
-	{ tail -5 "$log" >&2; die "Debian's archive has no source $src_pkg $version, the installed QEMU's: upgrade qemu-system-x86 (apt) to a version the archive has (log: $log)"; }
-(cd "$dir/src" && dpkg-source -x ./*.dsc qemu) >>"$log" 2>&1 ||
-	{ tail -5 "$log" >&2; die "dpkg-source -x of $src_pkg $version failed (log: $log)"; }
-q=$dir/src/qemu
-patch -d "$q" -p1 <"$patch" >>"$log" 2>&1 ||
+# What the plugins need of the source, kept: cache.c and the plugin API's
+# header. The source is 600 MB unpacked, and is fetched only when they
+# are missing.
+keep=$dir/source log=$dir/build.log
+if [ ! -f "$keep/cache.c" ] || [ ! -f "$keep/qemu-plugin.h" ]; then
+	say "plugins: Debian's $src_pkg $version source (log: ${dir#"$TOP"/}/build.log)" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/src"
+	# deb-src lines for the Debian archive suites of the machine's deb lines.
+	{ { grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true; } | sed 's/^deb /deb-src /'
+	  for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk 'function emit(i, n, a) { if (t && u) { n = split(s, a, " "); for (i = 1; i <= n; i++) print "deb-src " u " " a[i] " " c } t = u = "" }
+		     /^Types:/ { t = ($0 ~ / deb( |$)/) } /^URIs:/ { u = $2 } /^Suites:/ { s = $0; sub(/^Suites: */, "", s) }
+		     /^Components:/ { c = $0; sub(/^Components: */, "", c) }
+		     /^$/ { emit() } END { emit() }' "$f"
+	  done; } | grep -E '^deb-src https?://[^ ]*debian\.org/' | sort -u >"$dir/apt/sources.list"
+	[ -s "$dir/apt/sources.list" ] || die "no Debian archive in /etc/apt/sources.list{,.d} to take qemu's source from"
+	apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		  -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache")
+	apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
+		{ tail -5 "$log" >&2; die "apt-get update of the deb-src list failed (log: $log)"; }
+	(cd "$dir/src" && apt-get "${apt_opts[@]}" source --download-only "$src_pkg=$version") >>"$log" 2>&1 ||
+		{ tail -5 "$log" >&2; die "Debian's archive has no source $src_pkg $version, the installed QEMU's: upgrade qemu-system-x86 (apt) to a version the archive has (log: $log)"; }
+	(cd "$dir/src" && dpkg-source -x ./*.dsc qemu) >>"$log" 2>&1 ||
+		{ tail -5 "$log" >&2; die "dpkg-source -x of $src_pkg $version failed (log: $log)"; }
+	mkdir -p "$keep"
+	cp "$dir/src/qemu/contrib/plugins/cache.c" "$dir/src/qemu/include/qemu/qemu-plugin.h" "$keep/"
+	rm -rf "$dir/src" "$dir/apt/cache"
+fi
+
+say "plugins: building QEMU's cache plugin (with tools/bench/cache-marker.patch) and tools/bench/insnprof.c (log: ${dir#"$TOP"/}/build.log)" >&2
+b=$dir/build
+rm -rf "$b"
+mkdir -p "$b"
+cp "$keep/cache.c" "$b/"
+patch -d "$b" -p3 <"$patch" >>"$log" 2>&1 ||
 	{ tail -5 "$log" >&2; die "tools/bench/cache-marker.patch does not apply to $src_pkg $version's cache.c (log: $log)"; }
-for p in "$q/contrib/plugins/cache.c" "$insnprof"; do
+for p in "$b/cache.c" "$insnprof"; do
 	o=$dir/lib$(basename "$p" .c).so
 	# shellcheck disable=SC2046 # pkg-config's flags are words
-	gcc -O2 -fPIC -shared -Wall -I"$q/include/qemu" $(pkg-config --cflags glib-2.0) \
+	gcc -O2 -fPIC -shared -Wall -I"$keep" $(pkg-config --cflags glib-2.0) \
 		-o "$o.tmp" "$p" $(pkg-config --libs glib-2.0) >>"$log" 2>&1 ||
 		{ tail -5 "$log" >&2; die "building the plugin ${p#"$TOP"/} failed (log: $log)"; }
 	mv "$o.tmp" "$o"
 done
-# The source is 600 MB unpacked; the plugins are all we keep.
-rm -rf "$dir/src" "$dir/apt/cache"
+rm -rf "$b"
 echo "$so"

@@ -133,23 +133,26 @@ class ReportTest(unittest.TestCase):
 
     def test_insn_profile_per_op(self):
         # Run 1 (L = 1 op) and run 2 (3L = 3 ops): per op, run 2 minus run 1
-        # over 2. Block ...1000 is there twice in each run (retranslated
-        # with another length): both count. ...1010 is inside foo, ...2000
-        # is bar, 0x400000 user space. A run without its end line is not
-        # complete: an error, not a run of zeros.
+        # over 2. Address ...1000 is there twice in each run: both count.
+        # ...1010 is inside foo; ...1000 is foo and ...2000 bar, not the
+        # section markers at the same addresses; 0x400000 is user space,
+        # ...c0001000 (a module's) outside the kernel's text. A run without
+        # its end line is not complete: an error, not a run of zeros.
         sysmap, log = os.path.join(self.dir.name, "System.map"), os.path.join(self.dir.name, "plugin.log")
         with open(sysmap, "w") as f:
-            f.write("ffffffff81000000 T _stext\nffffffff81001000 T foo\nffffffff81002000 t bar\n"
-                    "ffffffff82000000 D some_data\n")
+            f.write("ffffffff81000000 T _stext\nffffffff81001000 T foo\nffffffff81001000 t __foo_text_end\n"
+                    "ffffffff81002000 t __bar_text_start\n"
+                    "ffffffff81002000 t bar\nffffffff81003000 T _etext\nffffffff82000000 D some_data\n")
         with open(log, "w") as f:
             f.write("insnprof 1 ffffffff81001000 100 10\ninsnprof 1 ffffffff81001000 50 0\n"
                     "insnprof 1 ffffffff81002000 30 0\ninsnprof 1 400000 20 2\ninsnprof 1 end\n"
                     "insnprof 2 ffffffff81001000 300 30\ninsnprof 2 ffffffff81001000 150 0\n"
                     "insnprof 2 ffffffff81001010 6 0\ninsnprof 2 ffffffff81002000 90 0\n"
-                    "insnprof 2 400000 20 2\ninsnprof 2 end\n")
+                    "insnprof 2 400000 20 2\ninsnprof 2 ffffffffc0001000 8 0\ninsnprof 2 end\n")
         own, others = insn_profile.per_op(log, sysmap, 2)
-        self.assertEqual(dict(own), {"foo": 153, "bar": 30, "[user space]": 0})
-        self.assertEqual(dict(others), {"foo": 10, "bar": 0, "[user space]": 0})
+        outside = insn_profile.OUTSIDE
+        self.assertEqual(dict(own), {"foo": 153, "bar": 30, "[user space]": 0, outside: 4})
+        self.assertEqual(dict(others), {"foo": 10, "bar": 0, "[user space]": 0, outside: 0})
         with open(log, "a") as f:
             f.write("insnprof 3 ffffffff81002000 90 0\n")
         self.assertEqual(insn_profile.per_op(log, sysmap, 2)[0]["bar"], 30)
