@@ -70,11 +70,9 @@ reps=${reps_arg:-$default_reps}
 [ ${#kernels[@]} -gt 0 ] || die "KERNELS: no kernel"
 declare -A online possible
 for c in "${cells[@]}"; do
-	n=${c%%/*} m=${c#*/}
-	{ [ "$c" = "$n/$m" ] && cpus_ok "$n" && cpus_ok "$m" "$n"; } ||
-		die "CELLS: '$c' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
+	cell_ok "$c" || die "CELLS: '$c' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
 	[ -z "${online[$c]:-}" ] || die "CELLS: '$c' given twice"
-	online[$c]=$n possible[$c]=$m
+	online[$c]=${c%%/*} possible[$c]=${c#*/}
 done
 declare -A seen
 for k in "${kernels[@]}"; do
@@ -196,33 +194,18 @@ work=$BUILD/bench
 stage=$work/stage
 rm -rf "$stage" "$work/perf"
 [ "$resume" = 1 ] || rm -rf "$work/runs"
-mkdir -p "$stage/bin" "$stage/usr/local/bin" "$work/runs"
-gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
-gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
-gcc -O2 -Wall -static -o "$stage/usr/local/bin/mark" "$TOP/tools/bench/mark.c"
-mkdir -p "$stage/opt/perf"
+mkdir -p "$work/runs" "$stage/opt/perf"
+stage_workloads "$stage"
 cp "$kperf" "$stage/opt/perf/perf"
-cp "$TOP/tools/bench/bench-guest" "$stage/usr/local/bin/"
 raw=$work/raw.txt
 echo "name=roles narrow=$narrow wide=$wide big=$big" >"$raw"
 
 # guest RUN-DIR KERNEL CELL COMMAND...: one icount guest of bench KERNEL
-# (under the cache plugin when vm_plugin is set).
+# (bench_vm in lib.sh; under the cache plugin when vm_plugin is set).
 vm_plugin=()
 guest() {
-	# The possible CPUs that are not online are not present either, as
-	# hot-pluggable vCPUs: QEMU then emulates only the online ones. (With
-	# scripts/vm --maxcpus, QEMU emulates all of them, present and
-	# offline: same guest times, ten times the host time at 255.) One
-	# virtio-blk queue: the default is one per possible CPU, which takes
-	# seconds of guest time to set up at 255.
-	local dir=$1 n=${online[$3]} append="possible_cpus=${possible[$3]}"
-	append="$append virtio_blk.num_request_queues=1 rcupdate.rcu_cpu_stall_suppress=1"
-	"$TOP/scripts/vm" --kernel "bench-$2" --smp "$n" \
-		--icount --mem "$((1024 + n * 64))M" --append "$append" \
-		--timeout 7200 --log "$dir" --dir "$stage:/" \
-		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf \
-		${vm_plugin[@]+"${vm_plugin[@]}"} -- "${@:4}" >"$dir.out" 2>&1 ||
+	local dir=$1
+	bench_vm "$2" "$3" "$dir" "$stage" ${vm_plugin[@]+"${vm_plugin[@]}"} -- "${@:4}" >"$dir.out" 2>&1 ||
 		{ rm -f "$dir/out/results.txt"; cat "$dir.out" >&2; die "bench guest $2 at $3 failed (see ${dir#"$TOP"/})"; }
 }
 

@@ -3,11 +3,11 @@
 # Where the guest time of one make bench workload differs between two bench
 # kernels, to the instruction. Under -icount a guest's time is its count of
 # executed instructions, so the plugin insnprof (tools/bench/insnprof.c,
-# built by scripts/qemu-plugin.sh) counts them per translation block and
+# built by scripts/qemu-plugin.sh) counts them per instruction address and
 # tools/bench/insn_profile.py adds them up per kernel function.
 #
 # Each kernel boots once, in the same cell and with the same guest setup as
-# make bench's boots. It first runs the workloads that precede WORKLOAD in
+# make bench's boots (bench_vm in lib.sh). It first runs the workloads that precede WORKLOAD in
 # make bench's first round (--before; the page allocator's and the slabs'
 # state, which the workload's own cost depends on, is then the one the
 # benchmark measures in), then WORKLOAD pinned to CPU 0 in one process
@@ -49,11 +49,9 @@ done
 [ $# = 3 ] || usage
 w=$1 a=$2 b=$3
 case $w in exit|exec|sh|thread) ;; *) die "WORKLOAD '$w': want exit, exec, sh or thread" ;; esac
-n=${cell%%/*} m=${cell#*/}
-{ [ "$cell" = "$n/$m" ] && cpus_ok "$n" && cpus_ok "$m" "$n"; } ||
-	die "--cell '$cell' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
+cell_ok "$cell" || die "--cell '$cell' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
 { [[ $iters =~ ^[1-9][0-9]*$ ]] && [ "$iters" -ge 5 ]; } || die "--iters '$iters': want a number >= 5"
-all=$(awk '!/^#/ && NF { print $1 }' "$TOP/kernels" | xargs)
+all=$(kernel_names | paste -sd' ')
 for k in "$a" "$b"; do
 	[[ " $all " == *" $k "* ]] || die "kernel '$k' is not one of: $all (./kernels)"
 done
@@ -74,10 +72,8 @@ out=$BUILD/insn-profile
 stage=$out/stage
 run=$out/$w-${cell/\//-}
 rm -rf "$stage" "$run"
-mkdir -p "$stage/bin" "$stage/usr/local/bin" "$run"
-gcc -O2 -Wall -static -pthread -o "$stage/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
-gcc -O2 -Wall -static -o "$stage/bin/true" "$TOP/tools/bench/true.c"
-cp "$TOP/tools/bench/bench-guest" "$stage/usr/local/bin/"
+mkdir -p "$run"
+stage_workloads "$stage"
 "$TOP/scripts/tree.sh" >/dev/null
 for k in "$a" "$b"; do "$TOP/scripts/build.sh" bench "$k"; done
 plugin=$("$TOP/scripts/qemu-plugin.sh" insnprof)
@@ -85,10 +81,7 @@ plugin=$("$TOP/scripts/qemu-plugin.sh" insnprof)
 l=$((iters / 5))
 for k in "$a" "$b"; do
 	say "insn-profile: booting $k at $cell: ${before:-nothing}, then $w at $l and $((3 * l)) iterations (log: ${run#"$TOP"/}/$k)"
-	"$TOP/scripts/vm" --kernel "bench-$k" --smp "$n" --icount --mem "$((1024 + n * 64))M" \
-		--append "possible_cpus=$m virtio_blk.num_request_queues=1 rcupdate.rcu_cpu_stall_suppress=1" \
-		--timeout 7200 --log "$run/$k" --dir "$stage:/" --add /bin/bash --add /usr/bin/numactl \
-		--plugin "$plugin" -- sh -ec "bench-guest $iters 1 $before
+	bench_vm "$k" "$cell" "$run/$k" "$stage" --plugin "$plugin" -- sh -ec "bench-guest $iters 1 $before
 			numactl -C 0 forkbench -m $w $l,$l,$((3 * l)) >/dev/null" >"$run/$k.out" 2>&1 ||
 		{ cat "$run/$k.out" >&2; die "insn-profile: the guest of $k failed (log: ${run#"$TOP"/}/$k)"; }
 done

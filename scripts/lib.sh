@@ -163,6 +163,37 @@ kernel_tree() {
 	*)		bench_tree "$1" ;;
 	esac
 }
+# A cell of make bench: ONLINE/POSSIBLE vCPUs, 1 <= ONLINE <= POSSIBLE <= 255.
+cell_ok() {
+	local n=${1%%/*} m=${1#*/}
+	[ "$1" = "$n/$m" ] && cpus_ok "$n" && cpus_ok "$m" "$n"
+}
+# stage_workloads DIR: the benchmark's programs, at the paths its guests run
+# them from (scripts/bench.sh adds perf).
+stage_workloads() {
+	mkdir -p "$1/bin" "$1/usr/local/bin"
+	gcc -O2 -Wall -static -pthread -o "$1/usr/local/bin/forkbench" "$TOP/tools/bench/forkbench.c"
+	gcc -O2 -Wall -static -o "$1/bin/true" "$TOP/tools/bench/true.c"
+	gcc -O2 -Wall -static -o "$1/usr/local/bin/mark" "$TOP/tools/bench/mark.c"
+	cp "$TOP/tools/bench/bench-guest" "$1/usr/local/bin/"
+}
+# bench_vm KERNEL CELL LOGDIR STAGE [scripts/vm options] -- COMMAND...: one
+# -icount guest of bench kernel KERNEL in CELL (ONLINE/POSSIBLE), as make
+# bench boots them, with STAGE copied to its root. The possible CPUs that
+# are not online are not present either, as hot-pluggable vCPUs: QEMU then
+# emulates only the online ones. (With scripts/vm --maxcpus, QEMU emulates
+# all of them, present and offline: same guest times, ten times the host
+# time at 255.) One virtio-blk queue: the default is one per possible CPU,
+# which takes seconds of guest time to set up at 255.
+bench_vm() {
+	local k=$1 n=${2%%/*} m=${2#*/} log=$3 stage=$4
+	shift 4
+	need_deps vm bench
+	"$TOP/scripts/vm" --kernel "bench-$k" --smp "$n" --icount --mem "$((1024 + n * 64))M" \
+		--append "possible_cpus=$m virtio_blk.num_request_queues=1 rcupdate.rcu_cpu_stall_suppress=1" \
+		--timeout 7200 --log "$log" --dir "$stage:/" \
+		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf "$@"
+}
 # The workloads of make bench that run in every cell, in the order each of
 # its rounds runs them (scripts/bench.sh; scripts/insn-profile.sh runs
 # those before its workload).

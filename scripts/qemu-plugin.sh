@@ -3,7 +3,7 @@
 # Build the TCG plugins of make bench for the installed QEMU, from Debian's
 # qemu source package of the same version: QEMU's cache-model plugin
 # (contrib/plugins/cache.c) with tools/bench/cache-marker.patch, and our
-# own tools/bench/insnprof.c (instructions per block, scripts/insn-profile.sh);
+# own tools/bench/insnprof.c (instructions per address, scripts/insn-profile.sh);
 # marks: tools/bench/mark.c. The source comes through a deb-src list of
 # our own under build/, so that the machine's apt sources and lists are
 # left alone. Prints the path of the plugin asked for; builds only when a

@@ -5,11 +5,11 @@
 Reads the plugin.log of each kernel's insnprof boot (scripts/insn-profile.sh,
 tools/bench/insnprof.c): two marked runs of the workload, at L and 3L
 operations, each as lines "insnprof RUN VADDR OWN OTHERS" (one per
-instruction address) and "insnprof RUN end". The cost per operation is the second run minus the first over OPS
-(2L). Addresses are given the kernel function of the System.map text symbol
-at or below them; user-space addresses are one row, and so are kernel
-addresses outside the kernel's text. Prints a markdown
-report on stdout.
+instruction address) and "insnprof RUN end". The cost per operation is the
+second run minus the first over OPS (2L). Addresses are given the kernel
+function of the System.map text symbol at or below them; user-space
+addresses are one row, and so are kernel addresses outside the kernel's
+text. Prints a markdown report on stdout.
 
 usage: insn_profile.py --workload W --ops N --setup TEXT [--rows N]
                        NAME_A LOG_A MAP_A NAME_B LOG_B MAP_B
@@ -68,7 +68,7 @@ def runs(path):
             if len(parts) == 3 and parts[2] == "end":
                 done.add(int(parts[1]))
             elif len(parts) == 5:
-                # A block retranslated with another length is another line.
+                # Lines of one address add up.
                 r, vaddr = int(parts[1]), int(parts[2], 16)
                 o, t = seen[r].get(vaddr, (0, 0))
                 seen[r][vaddr] = (o + int(parts[3]), t + int(parts[4]))
