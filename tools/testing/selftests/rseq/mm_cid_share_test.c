@@ -26,6 +26,7 @@
 #define LAZY_EVENT	"/sys/kernel/tracing/events/kmem/mm_make_shared"
 #define HOP_ARG		"--mm-cid-hop"	/* argv[1] of the exec'd self */
 #define NOP_ARG		"--mm-cid-nop"
+#define PAIR_ARG	"--mm-cid-pair"
 #define HOP_ROUNDS	20
 #define ADDS		100000
 #define ROUNDS		16
@@ -67,6 +68,8 @@ static int hop_cpus_expecting_cid_0(void)
 	return bad;
 }
 
+static int pinned_pair_here(void);
+
 /* The exec'd self: the new mm has one user again. */
 __attribute__((constructor)) static void exec_check(int argc, char **argv)
 {
@@ -76,6 +79,8 @@ __attribute__((constructor)) static void exec_check(int argc, char **argv)
 		_exit(0);
 	if (!strcmp(argv[1], HOP_ARG))
 		_exit(hop_cpus_expecting_cid_0() ? 1 : 0);
+	if (!strcmp(argv[1], PAIR_ARG))
+		_exit(pinned_pair_here());
 }
 
 static int wait_status(pid_t pid)
@@ -148,39 +153,56 @@ static void *pinned_thread(void *arg)
 }
 
 /*
- * In a process that never shared its mm, pinned to @a, start a thread
- * pinned to @b while the first task spins on @a: the two run at the same
- * time on CPUs of their own, so their cids differ. Then, lazy kernels:
- * alone again, the first task has cid 0, and a fork child of the now
- * threaded process has a new mm with one user, and cid 0 on every CPU.
- * Returns the exit status.
+ * Starts a thread pinned to @cpu while this task spins, and reads this
+ * task's cid while the thread runs with its own: into @mine and @theirs.
  */
-static int pinned_pair(int a, int b, bool lazy)
+static int cids_with_thread_on(int cpu, int *mine, int *theirs)
 {
-	struct pinned p = { 0 };
-	cpu_set_t all, on_b;
+	struct pinned p = { .cid = -1 };
 	pthread_attr_t attr;
 	pthread_t t;
-	pid_t pid;
-	int cid, err;
+	cpu_set_t on;
+	int err;
 
-	CPU_ZERO(&on_b);
-	CPU_SET(b, &on_b);
-	if (sched_getaffinity(0, sizeof(all), &all) || pin_to(a) ||
-	    rseq_register_current_thread() || pthread_attr_init(&attr))
-		return 20;
-	err = pthread_attr_setaffinity_np(&attr, sizeof(on_b), &on_b) ||
+	CPU_ZERO(&on);
+	CPU_SET(cpu, &on);
+	if (pthread_attr_init(&attr))
+		return -1;
+	err = pthread_attr_setaffinity_np(&attr, sizeof(on), &on) ||
 	      pthread_create(&t, &attr, pinned_thread, &p);
 	pthread_attr_destroy(&attr);
 	if (err)
-		return 21;
+		return -1;
 	while (!RSEQ_READ_ONCE(p.done))
 		;
-	cid = rseq_current_mm_cid();
+	*mine = rseq_current_mm_cid();
 	RSEQ_WRITE_ONCE(p.seen, 1);
-	if (pthread_join(t, NULL) || p.cid < 0)
+	*theirs = p.cid;
+	return pthread_join(t, NULL) || p.cid < 0 ? -1 : 0;
+}
+
+/*
+ * In a process that never shared its mm, pinned to @a, start a thread
+ * pinned to @b while the first task spins on @a: the two run at the same
+ * time on CPUs of their own, so their cids differ. Then, lazy kernels:
+ * alone again, the first task has cid 0; with a new thread on a third CPU
+ * @c, if there is one, the two have cids 0 and 1: the first thread gave
+ * its cid back when it exited; and a fork child of the now threaded
+ * process has a new mm with one user, and cid 0 on every CPU. Returns the
+ * exit status.
+ */
+static int pinned_pair(int a, int b, int c, bool lazy)
+{
+	int cid, other;
+	cpu_set_t all;
+	pid_t pid;
+
+	if (sched_getaffinity(0, sizeof(all), &all) || pin_to(a) ||
+	    rseq_register_current_thread())
+		return 20;
+	if (cids_with_thread_on(b, &cid, &other))
 		return 22;
-	if (cid == p.cid) {
+	if (cid == other) {
 		fprintf(stderr, "CPUs %d and %d both run with cid %d\n", a, b, cid);
 		return 23;
 	}
@@ -196,6 +218,13 @@ static int pinned_pair(int a, int b, bool lazy)
 		fprintf(stderr, "alone again, with cid %d\n", cid);
 		return 24;
 	}
+	if (c < 0) {
+		fprintf(stderr, "two CPUs: no thread after one exited\n");
+	} else if (cids_with_thread_on(c, &cid, &other) || cid + other != 1 ||
+		   (cid && other)) {
+		fprintf(stderr, "after a thread exited, cids %d and %d\n", cid, other);
+		return 26;
+	}
 	/* The child hops over every CPU, not only the one it inherits. */
 	pid = fork();
 	if (!pid)
@@ -204,30 +233,44 @@ static int pinned_pair(int a, int b, bool lazy)
 	return wait_status(pid) ? 25 : 0;
 }
 
+/* pinned_pair() on the first CPUs this task may run on; then on all. */
+static int pinned_pair_here(void)
+{
+	int cpus[3] = { -1, -1, -1 }, n = 0, cpu, ret;
+	cpu_set_t all;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return 20;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 3; cpu++)
+		if (CPU_ISSET(cpu, &all))
+			cpus[n++] = cpu;
+	ret = pinned_pair(cpus[0], cpus[1], cpus[2], lazy_kernel());
+	return sched_setaffinity(0, sizeof(all), &all) ? 20 : ret;
+}
+
 /*
  * Two tasks of a freshly shared mm, running on two CPUs at the same time,
  * have two cids: the first user's cid 0 is taken before the second runs.
+ * In a fork child, and then in the program it execs.
  */
 TEST_F_TIMEOUT(mm_cid, tasks_running_at_once_have_two_cids, timeout_s(30))
 {
-	int a = -1, b = -1, cpu;
+	static char *const argv[] = { "mm_cid_share_test", PAIR_ARG, NULL };
 	cpu_set_t all;
 	pid_t pid;
+	int ret;
 
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
-	for (cpu = 0; cpu < CPU_SETSIZE && b < 0; cpu++) {
-		if (!CPU_ISSET(cpu, &all))
-			continue;
-		if (a < 0)
-			a = cpu;
-		else
-			b = cpu;
-	}
-	if (b < 0)
+	if (CPU_COUNT(&all) < 2)
 		SKIP(return, "needs two CPUs");
 	pid = fork();
-	if (!pid)
-		_exit(pinned_pair(a, b, lazy_kernel()));
+	if (!pid) {
+		ret = pinned_pair_here();
+		if (ret)
+			_exit(ret);
+		execv("/proc/self/exe", argv);
+		_exit(27);
+	}
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(0, wait_status(pid));
 }
