@@ -24,8 +24,10 @@
 # pass (missed), revert. A step's exit status says what happened
 # (scripts/lib.sh): 1, a test failed: caught; 3, it could not build what
 # it tests: the mutant breaks the build and is not caught; anything else
-# is an error of the step, not a catch. Prints a table and "N caught, N
-# missed"; exits non-zero when a mutant is missed or does not apply.
+# is an error of the step, not a catch. Each step's log, and the TAP of its
+# guest, stays in build/logs/mutant-NAME-STEP.{log,tap}. Prints a table and
+# "N caught, N missed"; exits non-zero when a mutant is missed or does not
+# apply.
 # usage: scripts/mutate.sh [PATTERN...]   (mutants whose file name contains
 # one of them; all mutants without one)
 set -uo pipefail
@@ -115,6 +117,13 @@ verdict() {
 	esac
 }
 elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+# keep_logs MUTANT STEP: the step's log, and the TAP of its guest run, under
+# the mutant's name, before the next step or mutant overwrites them.
+keep_logs() {
+	local to=$LOGS/mutant-$1-${2//[:\/]/-}
+	cp "$steplog" "$to.log"
+	[ ! -f "$LOGS/ksft-patched.tap" ] || mv "$LOGS/ksft-patched.tap" "$to.tap"
+}
 
 say "mutate: baseline, unmutated: ${steps[*]} (cold: kernels build, ~7 min each)"
 for s in "${steps[@]}"; do
@@ -141,15 +150,17 @@ for m in "${mutants[@]}"; do
 	else
 		for s in $(header Catch "$m"); do
 			say "mutate: [$i/${#mutants[@]}] $name: $s"
+			rm -f "$LOGS/ksft-patched.tap"
 			run_step "$s"
 			by=$(verdict "$s" $?)
+			keep_logs "$name" "$s"
 			[ -z "$by" ] || break
 		done
 		git -C "$mut" reset -q --hard
 	fi
 	case $by in
 	''|\(*)	missed=$((missed + 1)); say "mutate: [$i/${#mutants[@]}] $name: MISSED ${by:-(every step passed)}" ;;
-	*)	caught=$((caught + 1)); say "mutate: [$i/${#mutants[@]}] $name: caught by $by" ;;
+	*)	caught=$((caught + 1)); say "mutate: [$i/${#mutants[@]}] $name: caught by $by (log: ${LOGS#"$TOP"/}/mutant-$name-${by//[:\/]/-}.log)" ;;
 	esac
 	rows+=("$name|$(header Description "$m")|${by:-MISSED}|$(elapsed "$t0")")
 done
