@@ -25,9 +25,9 @@
 # (scripts/lib.sh): 1, a test failed: caught; 3, it could not build what
 # it tests: the mutant breaks the build and is not caught; anything else
 # is an error of the step, not a catch. Each step's log, and the TAP of its
-# guest, stays in build/logs/mutant-NAME-STEP.{log,tap}. Prints a table and
-# "N caught, N missed"; exits non-zero when a mutant is missed or does not
-# apply.
+# patched guest, stays in build/logs/mutant-NAME-STEP.{log,tap}. Prints a
+# table and "N caught, N missed"; exits non-zero when a mutant is missed or
+# does not apply.
 # usage: scripts/mutate.sh [PATTERN...]   (mutants whose file name contains
 # one of them; all mutants without one)
 set -uo pipefail
@@ -117,12 +117,13 @@ verdict() {
 	esac
 }
 elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
-# keep_logs MUTANT STEP: the step's log, and the TAP of its guest run, under
-# the mutant's name, before the next step or mutant overwrites them.
+# keep_logs MUTANT: the last step's log ($steplog, mutate-STEP.log), and the
+# TAP of its patched guest, under the mutant's name, before the next step or
+# mutant overwrites them; the log's copy in $kept.
 keep_logs() {
-	local to=$LOGS/mutant-$1-${2//[:\/]/-}
-	cp "$steplog" "$to.log"
-	[ ! -f "$LOGS/ksft-patched.tap" ] || mv "$LOGS/ksft-patched.tap" "$to.tap"
+	kept=$LOGS/mutant-$1-${steplog##*/mutate-}
+	cp "$steplog" "$kept"
+	[ ! -f "$LOGS/ksft-patched.tap" ] || mv "$LOGS/ksft-patched.tap" "${kept%.log}.tap"
 }
 
 say "mutate: baseline, unmutated: ${steps[*]} (cold: kernels build, ~7 min each)"
@@ -153,14 +154,14 @@ for m in "${mutants[@]}"; do
 			rm -f "$LOGS/ksft-patched.tap"
 			run_step "$s"
 			by=$(verdict "$s" $?)
-			keep_logs "$name" "$s"
+			keep_logs "$name"
 			[ -z "$by" ] || break
 		done
 		git -C "$mut" reset -q --hard
 	fi
 	case $by in
 	''|\(*)	missed=$((missed + 1)); say "mutate: [$i/${#mutants[@]}] $name: MISSED ${by:-(every step passed)}" ;;
-	*)	caught=$((caught + 1)); say "mutate: [$i/${#mutants[@]}] $name: caught by $by (log: ${LOGS#"$TOP"/}/mutant-$name-${by//[:\/]/-}.log)" ;;
+	*)	caught=$((caught + 1)); say "mutate: [$i/${#mutants[@]}] $name: caught by $by (log: ${kept#"$TOP"/})" ;;
 	esac
 	rows+=("$name|$(header Description "$m")|${by:-MISSED}|$(elapsed "$t0")")
 done
