@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Owned percpu counters: shared adds, exact sums and the upgrade from lazy
- * to per-CPU mode. See include/linux/owned_percpu_counter.h for the layout
+ * Owned percpu counters: exact sums and the upgrade from lazy to per-CPU
+ * mode. See include/linux/owned_percpu_counter.h for the layout
  * and Documentation/core-api/owned_percpu_counter.rst for the rules.
  *
  * While lazy, a counter's value is the owner's word plus half the shared
@@ -44,39 +44,6 @@ void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
 }
 
 /**
- * owned_percpu_counter_add_shared() - add to a counter, as anyone
- * @oc: the set
- * @i: index of the counter in the set
- * @amount: value to add
- *
- * Safe in any context but NMI (per-CPU mode takes the counter's raw
- * spinlock with interrupts disabled when a CPU's delta overflows),
- * concurrently with the owner, with other shared adds and with the
- * upgrade. While lazy, this is one atomic read-modify-write on a word the
- * owner does not write; once upgraded, percpu_counter_add(). Exported, as
- * the adds of percpu_counter are.
- */
-void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
-				     unsigned int i, long amount)
-{
-	atomic_long_t *shared = &oc->shared_adds[i];
-
-	/*
-	 * Acquire, here and on the RMW, pairs with the release of the
-	 * upgrade: whoever sees the flag also sees the percpu_counter set
-	 * up. If the flag is still clear in the value the RMW returns, the
-	 * add is in the word before the upgrade took its final value, and
-	 * is folded. Otherwise the word is dead (an even add leaves the flag
-	 * set) and the add goes to the percpu_counter.
-	 */
-	if (!(atomic_long_read_acquire(shared) & __OWNED_PERCPU_UPGRADED) &&
-	    !(atomic_long_fetch_add_acquire(2 * amount, shared) & __OWNED_PERCPU_UPGRADED))
-		return;
-	percpu_counter_add(&oc->percpu[i], amount);
-}
-EXPORT_SYMBOL(owned_percpu_counter_add_shared);
-
-/**
  * owned_percpu_counter_sum() - exact value of a counter
  * @oc: the set
  * @i: index of the counter in the set
@@ -98,18 +65,18 @@ s64 owned_percpu_counter_sum(struct owned_percpu_counters *oc, unsigned int i)
 EXPORT_SYMBOL(owned_percpu_counter_sum);
 
 /**
- * owned_percpu_counters_sum_many() - exact values of the first counters of a set
+ * __owned_percpu_counters_sum_many() - owned_percpu_counters_sum_many(), out of line
  * @oc: the set
  * @nr: number of counters to sum, from the first; for an upgraded set,
  *	at most as many as it was upgraded with
  * @sums: one value per counter is stored here
  *
- * Like owned_percpu_counter_sum() on each counter, but once the set is
- * upgraded, in a single walk over the online CPUs
- * (percpu_counter_sum_many()). Any context but NMI.
+ * The slow path of the inline owned_percpu_counters_sum_many(), and its
+ * checks: for an upgraded set, or one that is being upgraded. Exported,
+ * as percpu_counter's sums are.
  */
-void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
-				    unsigned int nr, s64 *sums)
+void __owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
+				      unsigned int nr, s64 *sums)
 {
 	unsigned int i;
 
@@ -125,7 +92,7 @@ void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
 	for (i = 0; i < nr; i++)
 		sums[i] = owned_percpu_counter_sum(oc, i);
 }
-EXPORT_SYMBOL(owned_percpu_counters_sum_many);
+EXPORT_SYMBOL(__owned_percpu_counters_sum_many);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void (*owned_percpu_counter_fold_hook)(struct percpu_counter *fbc, bool locked);

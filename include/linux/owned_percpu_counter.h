@@ -44,8 +44,9 @@ struct task_struct;
  * helpers below. What the owner writes comes first; the shared words start
  * a new cache line, so that the owner never writes a line that other CPUs
  * update atomically. The percpu_counters follow them: they are not touched
- * while the set is lazy, and once it is upgraded only the adds that raced
- * with the upgrade write the shared words, which are then dead.
+ * while the set is lazy. Once it is upgraded the shared words are dead:
+ * only the adds that raced with the upgrade, and direct calls of
+ * owned_percpu_counter_add_shared(), still write them.
  *
  * An all-zero set is a valid lazy set with value 0 and no owner, so a
  * statically allocated set needs no initialiser: all its adds are shared.
@@ -88,8 +89,37 @@ static __always_inline bool owned_percpu_counters_as_owner(const struct owned_pe
 
 void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
 				     struct task_struct *owner);
-void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
-				     unsigned int i, long amount);
+
+/**
+ * owned_percpu_counter_add_shared() - add to a lazy counter, as anyone
+ * @oc: the set
+ * @i: index of the counter in the set
+ * @amount: value to add
+ *
+ * Safe in any context but NMI (per-CPU mode takes the counter's raw
+ * spinlock with interrupts disabled when a CPU's delta overflows),
+ * concurrently with the owner, with other shared adds and with the
+ * upgrade. One atomic read-modify-write on a word the owner does not
+ * write, then, if that word says the counter is upgraded,
+ * percpu_counter_add(). On an upgraded set that RMW writes a dead word
+ * for nothing: callers that do not know the set to be lazy use
+ * owned_percpu_counter_add(), which finds the path from the owner's line.
+ */
+static __always_inline void owned_percpu_counter_add_shared(struct owned_percpu_counters *oc,
+							    unsigned int i, long amount)
+{
+	/*
+	 * Acquire pairs with the release of the upgrade: whoever sees the
+	 * flag also sees the percpu_counter set up. If the flag is still
+	 * clear in the value the RMW returns, the add is in the word before
+	 * the upgrade took its final value, and is folded. Otherwise the
+	 * word is dead (an even add leaves the flag set) and the add goes
+	 * to the percpu_counter.
+	 */
+	if (atomic_long_fetch_add_acquire(2 * amount, &oc->shared_adds[i]) &
+	    __OWNED_PERCPU_UPGRADED)
+		percpu_counter_add(&oc->percpu[i], amount);
+}
 
 /**
  * owned_percpu_counter_add() - add to a counter
@@ -178,8 +208,43 @@ static inline bool owned_percpu_counters_is_percpu(const struct owned_percpu_cou
 }
 
 s64 owned_percpu_counter_sum(struct owned_percpu_counters *oc, unsigned int i);
-void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
-				    unsigned int nr, s64 *sums);
+void __owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
+				      unsigned int nr, s64 *sums);
+
+/**
+ * owned_percpu_counters_sum_many() - exact values of the first counters of a set
+ * @oc: the set
+ * @nr: number of counters to sum, from the first; for an upgraded set,
+ *	at most as many as it was upgraded with
+ * @sums: one value per counter is stored here
+ *
+ * Like owned_percpu_counter_sum() on each counter, but once the set is
+ * upgraded, in a single walk over the online CPUs
+ * (percpu_counter_sum_many()). Any context but NMI. Inline while the set
+ * is lazy: two loads per counter.
+ */
+static __always_inline void owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
+							   unsigned int nr, s64 *sums)
+{
+	unsigned int i;
+	long shared;
+
+	if (nr && nr <= OWNED_PERCPU_COUNTERS_MAX) {
+		for (i = 0; i < nr; i++) {
+			/* Acquire, as in owned_percpu_counter_read(). */
+			shared = atomic_long_read_acquire(&oc->shared_adds[i]);
+			if (shared & __OWNED_PERCPU_UPGRADED)
+				break;
+			sums[i] = __owned_percpu_value(READ_ONCE(oc->owner_adds[i]),
+						       shared);
+		}
+		if (i == nr)
+			return;
+	}
+	/* Upgraded, being upgraded, or a bad @nr: out of line. */
+	__owned_percpu_counters_sum_many(oc, nr, sums);
+}
+
 int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
 				  unsigned int nr, gfp_t gfp);
 void owned_percpu_counters_destroy(struct owned_percpu_counters *oc);
