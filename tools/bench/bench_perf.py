@@ -10,7 +10,7 @@ IDLE_LEAVES = ("pv_native_safe_halt", "native_safe_halt", "default_idle", "acpi_
 # The rss sums that leave a frame: a lazy set's one-pass sum is inline (in
 # check_mm()), only its per-CPU path, __owned_percpu_counters_sum_many(), shows.
 SUMS = ("__percpu_counter_sum", "percpu_counter_sum_many", "__owned_percpu_counters_sum_many",
-        "owned_percpu_counters_sum_many", "owned_percpu_counter_sum")
+        "owned_percpu_counter_sum")
 
 
 def has(frames, *names):
