@@ -56,11 +56,11 @@ void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
  */
 s64 owned_percpu_counter_sum(struct owned_percpu_counters *oc, unsigned int i)
 {
-	long shared = atomic_long_read_acquire(&oc->shared_adds[i]);
+	long val;
 
-	if (shared & __OWNED_PERCPU_UPGRADED)
-		return percpu_counter_sum(&oc->percpu[i]);
-	return __owned_percpu_value(READ_ONCE(oc->owner_adds[i]), shared);
+	if (__owned_percpu_lazy_value(oc, i, &val))
+		return val;
+	return percpu_counter_sum(&oc->percpu[i]);
 }
 EXPORT_SYMBOL(owned_percpu_counter_sum);
 
@@ -83,10 +83,13 @@ void __owned_percpu_counters_sum_many(struct owned_percpu_counters *oc,
 	if (WARN_ON_ONCE(!nr || nr > OWNED_PERCPU_COUNTERS_MAX))
 		return;
 
-	/* The flags are set in order: the last one means all of them. */
+	/*
+	 * The flags are set in order: the last one means all of them, and
+	 * that @nr is at most the number of counters the set was upgraded
+	 * with. Otherwise, the set is lazy or being upgraded: one at a time.
+	 */
 	if (atomic_long_read_acquire(&oc->shared_adds[nr - 1]) & __OWNED_PERCPU_UPGRADED) {
-		if (!WARN_ON_ONCE(nr > oc->nr_percpu))
-			percpu_counter_sum_many(oc->percpu, nr, sums);
+		percpu_counter_sum_many(oc->percpu, nr, sums);
 		return;
 	}
 	for (i = 0; i < nr; i++)
@@ -151,7 +154,8 @@ static inline void owned_fold_unlock(struct percpu_counter *fbc, unsigned long f
  * owned_percpu_counters_upgrade() - switch a set to per-CPU mode
  * @oc: the set
  * @nr: number of counters in use in the set, at most
- *	%OWNED_PERCPU_COUNTERS_MAX
+ *	%OWNED_PERCPU_COUNTERS_MAX; the others must not be used once the set
+ *	is upgraded
  * @gfp: allocation flags, for the per-CPU deltas
  *
  * Only the owner may upgrade, in task context: anyone else could fold the

@@ -170,6 +170,22 @@ static inline long __owned_percpu_value(long owner, long shared)
 	return (long)(v << 1) >> 1;
 }
 
+/*
+ * Return: true, with the value in *@val, if counter @i is lazy; false if it
+ * is a percpu_counter. Acquire: whoever sees the flag sees the count the
+ * upgrade set, and the percpu_counter it set up.
+ */
+static __always_inline bool __owned_percpu_lazy_value(const struct owned_percpu_counters *oc,
+						      unsigned int i, long *val)
+{
+	long shared = atomic_long_read_acquire(&oc->shared_adds[i]);
+
+	if (shared & __OWNED_PERCPU_UPGRADED)
+		return false;
+	*val = __owned_percpu_value(READ_ONCE(oc->owner_adds[i]), shared);
+	return true;
+}
+
 /**
  * owned_percpu_counter_read() - cheap, approximate value of a counter
  * @oc: the set
@@ -184,12 +200,11 @@ static inline long __owned_percpu_value(long owner, long shared)
 static inline s64 owned_percpu_counter_read(struct owned_percpu_counters *oc,
 					    unsigned int i)
 {
-	/* Acquire: whoever sees the flag sees the count the upgrade set. */
-	long shared = atomic_long_read_acquire(&oc->shared_adds[i]);
+	long val;
 
-	if (shared & __OWNED_PERCPU_UPGRADED)
-		return READ_ONCE(oc->percpu[i].count);
-	return __owned_percpu_value(READ_ONCE(oc->owner_adds[i]), shared);
+	if (__owned_percpu_lazy_value(oc, i, &val))
+		return val;
+	return READ_ONCE(oc->percpu[i].count);
 }
 
 /**
@@ -227,17 +242,11 @@ static __always_inline void owned_percpu_counters_sum_many(struct owned_percpu_c
 							   unsigned int nr, s64 *sums)
 {
 	unsigned int i;
-	long shared;
+	long val;
 
 	if (nr && nr <= OWNED_PERCPU_COUNTERS_MAX) {
-		for (i = 0; i < nr; i++) {
-			/* Acquire, as in owned_percpu_counter_read(). */
-			shared = atomic_long_read_acquire(&oc->shared_adds[i]);
-			if (shared & __OWNED_PERCPU_UPGRADED)
-				break;
-			sums[i] = __owned_percpu_value(READ_ONCE(oc->owner_adds[i]),
-						       shared);
-		}
+		for (i = 0; i < nr && __owned_percpu_lazy_value(oc, i, &val); i++)
+			sums[i] = val;
 		if (i == nr)
 			return;
 	}
