@@ -42,7 +42,7 @@ endif
 export KSRC SMP
 
 .PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
-	selftest check check-kcsan mutate bench insn-profile lint clean distclean
+	selftest check check-full check-kcsan mutate bench insn-profile irqsoff lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -88,6 +88,11 @@ check:
 	@$(S)/deps.sh build vm check
 	@$(S)/check.sh
 
+## check-full    check, then the slower kernels: without rseq/mm_cid (norseq: KUnit, rss_stat kselftests) and KUnit on arm64 (~40 min more, cold)
+check-full:
+	@$(S)/deps.sh build vm check arm64
+	@$(S)/check.sh --full
+
 ## check-kcsan   KUnit suites and the series' selftests on the patched KCSAN kernel (slow; not in check)
 check-kcsan:
 	@$(S)/deps.sh build vm check
@@ -111,10 +116,15 @@ insn-profile:
 		$(if $(findstring command,$(origin BEFORE)),--before "$(BEFORE)") \
 		$(if $(BENCH_OUT),--out "$(BENCH_OUT)") $(WORKLOAD) $(KERNELS)
 
+## irqsoff       longest interrupts-off section while /proc/PID/status of a threaded process is read, base vs patched, irqsoff tracer, -icount [CELLS="N/M ..."] [ITERS=reads] [BENCH_OUT=DIR, default build/irqsoff]
+irqsoff:
+	@$(S)/irqsoff.sh $(if $(CELLS),--cells "$(CELLS)") $(if $(ITERS),--reads "$(ITERS)") \
+		$(if $(BENCH_OUT),--out "$(BENCH_OUT)")
+
 ## lint          shellcheck the scripts
 lint:
 	@$(S)/deps.sh check
-	@shellcheck $(S)/*.sh $(S)/vm $(S)/selftest-guest .ci/run tools/bench/bench-guest
+	@shellcheck $(S)/*.sh $(S)/vm $(S)/selftest-guest .ci/run tools/bench/bench-guest tools/bench/irqsoff-guest
 
 ## clean         remove kernel build outputs, guest runs, logs and bench runs (keeps the trees and results/)
 clean:

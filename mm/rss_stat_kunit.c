@@ -5,9 +5,10 @@
  * for counts without atomics, and only in task context; a kthread_use_mm()
  * borrower and interrupts are counted atomically alongside it; any
  * CLONE_VM clone, thread or not, upgrades the counters first; a borrower
- * cannot share the mm it borrows; and a failure inside the step that shares
+ * cannot share the mm it borrows; a failure inside the step that shares
  * the mm (mm_make_shared()) leaves it lazy, with nothing published and
- * nothing leaked.
+ * nothing leaked; and once shared, the cheap read clamps at zero where
+ * the global count lags below it.
  *
  * The owner is a task that is not a kernel thread, cloned from a kthread
  * that borrows an empty mm, so that it gets a lazy copy of its own. With
@@ -16,11 +17,13 @@
 
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/cpu.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/percpu_counter.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <kunit/static_stub.h>
@@ -410,6 +413,84 @@ static void rss_stat_borrower_cannot_share_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds);
 }
 
+struct cpu_add {
+	struct mm_struct *mm;
+	long n;
+};
+
+/* A cross-CPU call adds on the CPU it runs on: never as the owner. */
+static void add_on_cpu(void *arg)
+{
+	struct cpu_add *a = arg;
+
+	add_mm_counter(a->mm, MM_SHMEMPAGES, a->n);
+}
+
+/* A CPU's delta of a shared counter stays below this. */
+static int shared_batch(void)
+{
+#ifdef CONFIG_SMP
+	return percpu_counter_batch;
+#else
+	return 0;	/* UP: no deltas, every add goes to the count */
+#endif
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
+
+/*
+ * Once shared, the cheap read (get_mm_counter(): /proc/PID/stat, the OOM
+ * badness and reports, the hiwater marks) is the global count, which lags
+ * the CPUs' deltas by less than a batch each and can be below zero while
+ * the counter is not: it reads 0 then, and the exact reads stay exact.
+ * The first CPU folds a batch, every other one keeps batch - 1, then the
+ * first takes all but one away: the count is 1 - (n - 1) * (batch - 1).
+ */
+static void rss_stat_shared_read_clamps_at_zero_test(struct kunit *test)
+{
+	unsigned long sums[NR_MM_COUNTERS];
+	int cpu, first, others = 0;
+	struct mm_struct *mm;
+	struct cpu_add a;
+	int batch;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two online CPUs");
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mmput_action, mm), 0);
+	a.mm = mm;
+	mm_rss_stat_set_owner(mm, current);	/* who may upgrade it */
+	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade(&mm->rss_stat,
+							    NR_MM_COUNTERS,
+							    GFP_KERNEL), 0);
+	cpus_read_lock();	/* the online CPUs and the batch stay */
+	batch = shared_batch();
+	first = cpumask_first(cpu_online_mask);
+	a.n = batch;
+	smp_call_function_single(first, add_on_cpu, &a, 1);
+	a.n = batch - 1;
+	for_each_online_cpu(cpu) {
+		if (cpu == first)
+			continue;
+		smp_call_function_single(cpu, add_on_cpu, &a, 1);
+		others++;
+	}
+	a.n = 1 - batch - others * (batch - 1L);
+	smp_call_function_single(first, add_on_cpu, &a, 1);
+
+	KUNIT_EXPECT_EQ(test, owned_percpu_counter_read(&mm->rss_stat, MM_SHMEMPAGES),
+			1 - others * (batch - 1LL));
+	KUNIT_EXPECT_EQ(test, get_mm_counter(mm, MM_SHMEMPAGES), 0);
+	KUNIT_EXPECT_EQ(test, get_mm_rss(mm), 0);
+	KUNIT_EXPECT_EQ(test, get_mm_counter_sum(mm, MM_SHMEMPAGES), 1);
+	get_mm_counters_sum(mm, sums);
+	KUNIT_EXPECT_EQ(test, sums[MM_SHMEMPAGES], 1);
+	a.n = -1;	/* check_mm() wants 0 */
+	smp_call_function_single(first, add_on_cpu, &a, 1);
+	cpus_read_unlock();
+}
+
 /*
  * The step that shares an mm is all or nothing: when the rss counters
  * cannot be upgraded after mm_cid's per-CPU state was allocated, the clone
@@ -437,6 +518,7 @@ static struct kunit_case rss_stat_cases[] = {
 	KUNIT_CASE(rss_stat_owner_path_is_the_owners_only_test),
 	KUNIT_CASE(rss_stat_clone_vm_upgrades_test),
 	KUNIT_CASE(rss_stat_borrower_cannot_share_test),
+	KUNIT_CASE(rss_stat_shared_read_clamps_at_zero_test),
 	KUNIT_CASE(rss_stat_failed_share_leaves_mm_lazy_test),
 	{}
 };

@@ -7,7 +7,8 @@
 # (scripts/lib.sh), where scripts/vm and make bench look for it.
 # usage: scripts/build.sh [--config-only] VARIANT KERNEL
 #   VARIANT: test (guest + debug), bench (guest only), kasan (test + KASAN
-#            and lockdep), kcsan (test + KCSAN)
+#            and lockdep), kcsan (test + KCSAN), norseq (test without
+#            rseq and mm_cid), irqsoff (bench + the irqsoff tracer)
 #   KERNEL:  a kernel of the registry ./kernels (base, patched, ideal, ...)
 # Exits 3 when the kernel does not build (scripts/lib.sh: die_build).
 set -euo pipefail
@@ -20,11 +21,16 @@ kernel=${2:?usage: build.sh [--config-only] VARIANT KERNEL}
 src=$(kernel_tree "$kernel" "$variant")
 need_deps build
 
-frags=("$TOP/configs/guest.config")
+# frags make the .config from allnoconfig; late ones then change it with
+# olddefconfig, which keeps every other value (norseq: EXPERT, which
+# RSEQ=n needs, would turn off what allnoconfig only leaves on without it).
+frags=("$TOP/configs/guest.config") late=()
 case $variant in
 test)	frags+=("$TOP/configs/debug.config") ;;
 kasan)	frags+=("$TOP/configs/debug.config" "$TOP/configs/kasan.config") ;;
 kcsan)	frags+=("$TOP/configs/debug.config" "$TOP/configs/kcsan.config") ;;
+norseq)	frags+=("$TOP/configs/debug.config"); late=("$TOP/configs/norseq.config") ;;
+irqsoff) frags+=("$TOP/configs/irqsoff.config") ;;
 esac
 case $src in
 "$BASE"|"$LINUX") [ -e "$src/.git" ] || "$TOP/scripts/tree.sh" ;;
@@ -42,12 +48,19 @@ mkdir -p "$out"
 use_ccache
 
 # Regenerate .config only when the fragments changed.
-cat "${frags[@]}" >"$out/fragment.new"
+cat "${frags[@]}" ${late[@]+"${late[@]}"} >"$out/fragment.new"
 if ! cmp -s "$out/fragment.new" "$out/fragment" || [ ! -f "$out/.config" ]; then
 	say "configuring $name (${out#"$TOP"/})"
+	cat "${frags[@]}" >"$out/fragment.early"
 	make -s -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" \
-		KCONFIG_ALLCONFIG="$out/fragment.new" allnoconfig >"$out/config.log" 2>&1 ||
+		KCONFIG_ALLCONFIG="$out/fragment.early" allnoconfig >"$out/config.log" 2>&1 ||
 		{ cat "$out/config.log" >&2; die "configuring $name failed"; }
+	if [ ${#late[@]} -gt 0 ]; then
+		cat "${late[@]}" >>"$out/.config"	# the last value of a symbol wins
+		make -s -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" olddefconfig \
+			>>"$out/config.log" 2>&1 ||
+			{ cat "$out/config.log" >&2; die "configuring $name failed"; }
+	fi
 	check_config "$out/fragment.new" "$out/.config" ||
 		die "configs/*.config ask for options the $name kernel cannot have (see above)"
 	mv "$out/fragment.new" "$out/fragment"

@@ -16,7 +16,9 @@ warnings() {	# tree: W=1 + sparse warnings of the series' objects, file:line str
 	local src out objs
 	src=$(kernel_tree "$1" test)
 	out=$src/.out-test
-	[ -f "$out/.config" ] || "$TOP/scripts/build.sh" --config-only test "$1" >&2
+	# The config of the fragments as they are now (build.sh --config-only
+	# rewrites it only when they changed): base and patched alike.
+	"$TOP/scripts/build.sh" --config-only test "$1" >&2
 	objs=$(series_objects "$src")
 	# shellcheck disable=SC2086 # one object a word
 	make -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" W=1 C=2 -j"$JOBS" \

@@ -4,6 +4,7 @@
 # step (what it does, and how long it takes cold on 2 cores), ending with
 # the plain line "N passed, N failed, N skipped". Logs: build/logs/.
 # Each step is a function step_NAME, listed in STEPS with its line.
+# --full (make check-full): then the kernels make check has no time for.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm check
@@ -31,6 +32,16 @@ STEPS=(
 	"kunit_i386|KUnit on i386 SMP under QEMU -smp $GUEST_SMP (cold: builds an i386 kernel, ~10 min)"
 	"selftests|kselftests in the guest (-smp $GUEST_SMP): mm, proc and rseq, base and patched kernels (~15 min)"
 )
+case ${1:-} in
+'')	;;
+--full)	STEPS+=(
+	"kernels_norseq|kernels: base and patched x86_64 test kernels without rseq, so without mm_cid (cold: ~7 min each)"
+	"kunit_norseq|KUnit on the patched norseq kernel under QEMU -smp $GUEST_SMP (~2 min)"
+	"selftests_norseq|the series' rss_stat kselftests on the norseq kernels, base and patched (~5 min)"
+	"kunit_arm64|KUnit on arm64 SMP under QEMU -smp $GUEST_SMP (cold: builds an arm64 kernel, ~10 min)"
+	) ;;
+*)	die "usage: scripts/check.sh [--full]" ;;
+esac
 
 result() {	# result NAME STATUS: one check passed or failed
 	if [ "$2" -eq 0 ]; then tally pass; else tally fail "$1"; fi
@@ -141,6 +152,23 @@ step_modcheck() { with_kernels "$TOP/scripts/modcheck.sh" base patched; }
 step_kunit_x86_64() { with_kernels "$TOP/scripts/kunit.sh" x86_64; }
 step_kunit_i386() { tally_sub "$TOP/scripts/kunit.sh" i386; }
 step_selftests() { with_kernels "$TOP/scripts/selftest.sh" base patched; }
+
+norseq_rc=1
+step_kernels_norseq() {
+	local k
+	norseq_rc=0
+	for k in base patched; do
+		"$TOP/scripts/build.sh" norseq "$k" >"$LOGS/build-$k-norseq.log" 2>&1 ||
+			{ tail -20 "$LOGS/build-$k-norseq.log" | sed 's/^/  | /'; norseq_rc=1; }
+	done
+	result "build the norseq kernels (logs: build/logs/build-{base,patched}-norseq.log)" $norseq_rc
+}
+with_norseq() {
+	if [ "$norseq_rc" -eq 0 ]; then tally_sub "$@"; else tally fail "no norseq kernels for ${1##*/}"; fi
+}
+step_kunit_norseq() { with_norseq "$TOP/scripts/kunit.sh" norseq; }
+step_selftests_norseq() { with_norseq "$TOP/scripts/selftest.sh" --only rss_stat base:norseq patched:norseq; }
+step_kunit_arm64() { tally_sub "$TOP/scripts/kunit.sh" arm64; }
 
 n=0
 for s in "${STEPS[@]}"; do

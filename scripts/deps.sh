@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages a step needs, only those that are missing.
-# usage: scripts/deps.sh GROUP...   (groups: build vm check bench)
+# usage: scripts/deps.sh GROUP...   (groups: build vm check bench arm64)
 set -euo pipefail
 
 declare -A pkgs=(
@@ -10,6 +10,7 @@ declare -A pkgs=(
 	[vm]="qemu-system-x86 busybox-static cpio"
 	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
 		 gcc-s390x-linux-gnu shfmt"
+	[arm64]="gcc-aarch64-linux-gnu qemu-system-arm"
 	[bench]="numactl stress-ng linux-perf gnuplot-nox dpkg-dev patch pkg-config libglib2.0-dev"
 )
 

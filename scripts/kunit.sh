@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # Run the series' KUnit suites (every .kunitconfig it adds, or $KUNITCONFIG)
 # with tools/testing/kunit/kunit.py.
-# usage: scripts/kunit.sh uml|x86_64|kcsan|i386
+# usage: scripts/kunit.sh uml|x86_64|kcsan|norseq|i386|arm64
 #   uml:    kunit.py run, UML (UP), build dir .kunit
 #   x86_64: kunit.py exec on the patched test kernel (.out-test, built by
 #           scripts/build.sh, which puts the suites in it), QEMU -smp $SMP
-#   kcsan:  the same on the patched KCSAN kernel (.out-kcsan)
+#   kcsan, norseq: the same on the patched kernel of that variant
+#           (.out-kcsan, .out-norseq: without rseq and mm_cid)
 #   i386:   kunit.py run --arch=i386, SMP (the series' smp.kunitconfig), QEMU
 #           -smp $SMP, build dir .kunit-i386
+#   arm64:  kunit.py run --arch=arm64 with Debian's cross compiler, SMP,
+#           QEMU -smp $SMP (weakly ordered: its atomics and barriers are
+#           not x86's), build dir .kunit-arm64
 # Each kernel is built in the tree $LINUX (build/linux) with ccache.
 # Prints "kunit-ARCH: N passed, N failed, N skipped" on the last line;
 # exits 1 when a test failed, 3 when no test ran (the kernel did not
@@ -17,7 +21,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm
 
-arch=${1:?usage: kunit.sh uml|x86_64|kcsan|i386}
+arch=${1:?usage: kunit.sh uml|x86_64|kcsan|norseq|i386|arm64}
 need_tree "$LINUX"
 mapfile -t kconfigs < <(kunitconfigs "$LINUX" "$arch")
 [ ${#kconfigs[@]} -gt 0 ] || exit 1
@@ -38,11 +42,10 @@ uml)
 		--kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
 	what="building (cold: ~7 min) and running the UML KUnit kernel"
 	;;
-x86_64|kcsan)
-	variant="test"
-	[ "$arch" = x86_64 ] || variant=kcsan
+x86_64|kcsan|norseq)
+	variant=${arch/#x86_64/test}
 	bdir=.out-$variant
-	"$TOP/scripts/build.sh" $variant patched
+	"$TOP/scripts/build.sh" "$variant" patched
 	for k in "${kconfigs[@]}"; do
 		check_config "$k" "$LINUX/$bdir/.config" ||
 			die "the test kernel lacks the KUnit suite of $k (see above)"
@@ -63,7 +66,15 @@ i386)
 		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_SMP")
 	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU -smp $GUEST_SMP"
 	;;
-*)	die "unknown KUnit arch '$arch' (uml x86_64 kcsan i386)" ;;
+arm64)
+	need_deps arm64
+	bdir=.kunit-arm64
+	common=("${args[@]}" --arch=arm64 --cross_compile=aarch64-linux-gnu-
+		--build_dir="$bdir" --make_options="CC=ccache aarch64-linux-gnu-gcc"
+		--qemu_args="-smp $GUEST_SMP")
+	what="building (cold: ~10 min) and running the arm64 SMP KUnit kernel, QEMU -smp $GUEST_SMP"
+	;;
+*)	die "unknown KUnit arch '$arch' (uml x86_64 kcsan norseq i386 arm64)" ;;
 esac
 kunit() { (cd "$LINUX" && python3 tools/testing/kunit/kunit.py "$@") >>"$log" 2>&1; }
 

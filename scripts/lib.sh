@@ -148,8 +148,10 @@ bench_tree() {
 	echo "$BUILD/bench-$(awk -F'\t+' -v p="$p" '!/^#/ && NF >= 4 && $2 == p { print $1; exit }' "$KERNELS_FILE")"
 }
 # Guest kernel variants (scripts/build.sh): test (guest + debug options),
-# bench (guest only), kasan and kcsan (test + KASAN or KCSAN).
-VARIANTS="test bench kasan kcsan"
+# bench (guest only), kasan and kcsan (test + KASAN or KCSAN), norseq
+# (test without rseq, so without mm_cid), irqsoff (bench + the irqsoff
+# tracer).
+VARIANTS="test bench kasan kcsan irqsoff norseq"
 variant_ok() { [[ " $VARIANTS " == *" $1 "* ]]; }
 # kernel_tree NAME VARIANT: the source tree of that kernel: the base and
 # the patched test kernels (every variant but bench) are built in
@@ -157,7 +159,7 @@ variant_ok() { [[ " $VARIANTS " == *" $1 "* ]]; }
 kernel_tree() {
 	variant_ok "$2" || die "unknown kernel variant '$2' ($VARIANTS)"
 	case $2/$1 in
-	bench/*)	bench_tree "$1" ;;
+	bench/*|irqsoff/*) bench_tree "$1" ;;
 	*/base)		echo "$BASE" ;;
 	*/patched)	echo "$LINUX" ;;
 	*)		bench_tree "$1" ;;
@@ -179,17 +181,19 @@ stage_workloads() {
 }
 # bench_vm KERNEL CELL LOGDIR STAGE [scripts/vm options] -- COMMAND...: one
 # -icount guest of bench kernel KERNEL in CELL (ONLINE/POSSIBLE), as make
-# bench boots them, with STAGE copied to its root. The possible CPUs that
+# bench boots them, with STAGE copied to its root; KERNEL is a registry
+# name (its bench image) or NAME:VARIANT (scripts/irqsoff.sh). The possible CPUs that
 # are not online are not present either, as hot-pluggable vCPUs: QEMU then
 # emulates only the online ones. (With scripts/vm --maxcpus, QEMU emulates
 # all of them, present and offline: same guest times, ten times the host
 # time at 255.) One virtio-blk queue: the default is one per possible CPU,
 # which takes seconds of guest time to set up at 255.
 bench_vm() {
-	local k=$1 n=${2%%/*} m=${2#*/} log=$3 stage=$4
+	local k=bench-$1 n=${2%%/*} m=${2#*/} log=$3 stage=$4
+	[[ $1 != *:* ]] || k=$(kernel_image "${1%%:*}" "${1#*:}") || exit
 	shift 4
 	need_deps vm bench
-	"$TOP/scripts/vm" --kernel "bench-$k" --smp "$n" --icount --mem "$((1024 + n * 64))M" \
+	"$TOP/scripts/vm" --kernel "$k" --smp "$n" --icount --mem "$((1024 + n * 64))M" \
 		--append "possible_cpus=$m virtio_blk.num_request_queues=1 rcupdate.rcu_cpu_stall_suppress=1" \
 		--timeout 7200 --log "$log" --dir "$stage:/" \
 		--add /bin/bash --add /usr/bin/numactl --add /usr/bin/perf "$@"

@@ -6,7 +6,8 @@
 #   Description: <one line>
 #   Catch: <steps, in the order to run them>
 # with steps among:
-#   kunit-uml, kunit-x86_64, kunit-i386   the KUnit suites (scripts/kunit.sh)
+#   kunit-uml, kunit-x86_64, kunit-i386, kunit-norseq, kunit-arm64
+#                       the KUnit suites (scripts/kunit.sh)
 #   selftest            the series' kselftests on the patched test kernel
 #   selftest:CATEGORY   one run_vmtests.sh category (selftest.sh --only)
 #   selftest:NAME       the kselftest_harness tests NAME of the series' mm tests
@@ -51,8 +52,8 @@ for m in "${mutants[@]}"; do
 	catch=$(header Catch "$m")
 	[ -n "$catch" ] || die "${m#"$TOP"/}: no 'Catch:' line"
 	for s in $catch; do
-		case $s in kunit-uml|kunit-x86_64|kunit-i386|selftest|selftest:?*|smallcache|modcheck) ;;
-		*) die "${m#"$TOP"/}: unknown step '$s' (kunit-uml kunit-x86_64 kunit-i386 selftest[:WHAT] smallcache modcheck)" ;;
+		case $s in kunit-uml|kunit-x86_64|kunit-i386|kunit-norseq|kunit-arm64|selftest|selftest:?*|smallcache|modcheck) ;;
+		*) die "${m#"$TOP"/}: unknown step '$s' (kunit-uml kunit-x86_64 kunit-i386 kunit-norseq kunit-arm64 selftest[:WHAT] smallcache modcheck)" ;;
 		esac
 		printf '%s\n' ${steps[@]+"${steps[@]}"} | grep -qxF "$s" || steps+=("$s")
 	done

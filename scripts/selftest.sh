@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build and install the kselftests of the patched tree, then run them in the
 # guest (scripts/selftest-guest) on each kernel named: base, patched (the
-# test kernels), kcsan (the patched KCSAN kernel) or a bzImage path.
+# test kernels), base:VARIANT or patched:VARIANT (their kernel of that
+# variant, such as norseq), kcsan (patched:kcsan, slow) or a bzImage path.
 #   - mm's run_vmtests.sh: the categories the series adds to it (rss_stat)
 #     and the upstream ones whose tests fault, unmap, reclaim or reap
 #     memory, that is, change rss_stat, and that finish in minutes under TCG;
@@ -33,7 +34,7 @@ only='' base_tap=''
 if [ "${1:-}" = --only ]; then only=${2:?--only needs series, a target, a category or a test name}; shift 2; fi
 if [ "${1:-}" = --base-tap ]; then base_tap=${2:?--base-tap needs a file}; shift 2; fi
 [ -z "$base_tap" ] || [ -s "$base_tap" ] || die "--base-tap $base_tap: no such TAP file"
-[ $# -gt 0 ] || die "usage: selftest.sh [--only series|TARGET|CATEGORY|NAME] KERNEL... (base, patched, kcsan or a bzImage path)"
+[ $# -gt 0 ] || die "usage: selftest.sh [--only series|TARGET|CATEGORY|NAME] KERNEL... (base, patched, NAME:VARIANT, kcsan or a bzImage path)"
 need_tree "$LINUX"
 ksft=tools/testing/selftests
 
@@ -191,30 +192,34 @@ rules() {
 	done
 	# With the series, a skipped case of its tests is a failure
 	# (fail_function or tracing would be missing).
-	[ "$k" != base ] || return 0
+	[ "$k" != base ] && [[ $k != base:* ]] || return 0
 	for t in ${series_mm[@]+"${series_mm[@]#* }"} ${series_added[@]+"${series_added[@]#*:}"}; do
 		skipped_cases "$tap" "$t" | awk -v k="$k" '{ print k ": a test of the series skipped: " $0 }'
 	done
 }
 
+# Two possible CPUs more than are online at boot, present and offline: the
+# series' hotplug case brings up one that never was.
+possible=$((GUEST_SMP + 2 > 255 ? 255 : GUEST_SMP + 2))
 declare -A tap_of
 [ -z "$base_tap" ] || tap_of[base]=$base_tap
 for k in "$@"; do
-	name=$(basename "$k")
+	name=$(basename "${k/:/-}")
 	tap=$LOGS/ksft-$name.tap
 	image=$k slow=() vmargs=()
 	case $k in
 	base|patched)	image=$(kernel_image "$k" test) ;;
+	base:*|patched:*) image=$(kernel_image "${k%%:*}" "${k#*:}") ;;
 	kcsan)		image=$(kernel_image patched kcsan) slow=(--slow)
 			# Slow under TCG, slower on a loaded host: a grace-period
 			# kthread can wait its turn for 21 s (the default). Real
 			# stalls still show, after 100 s.
 			vmargs=(--append rcupdate.rcu_cpu_stall_timeout=100) ;;
 	esac
-	say "kselftests: booting the $k kernel, -smp $GUEST_SMP (TAP: ${tap#"$TOP"/})"
+	say "kselftests: booting the $k kernel, -smp $GUEST_SMP of $possible (TAP: ${tap#"$TOP"/})"
 	set +e
 	# run_kselftest.sh needs coreutils timeout (--foreground), not busybox's.
-	"$TOP/scripts/vm" --kernel "$image" --smp "$GUEST_SMP" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \
+	"$TOP/scripts/vm" --kernel "$image" --smp "$GUEST_SMP" --maxcpus "$possible" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \
 		--log "$BUILD/vm/ksft-$name" --dir "$inst:/ksft" --add /bin/bash \
 		--add /usr/bin/timeout --add "$TOP/scripts/selftest-guest" \
 		-- "$TOP/scripts/selftest-guest" ${slow[@]+"${slow[@]}"} ${args[@]+"${args[@]}"} >"$tap" 2>&1

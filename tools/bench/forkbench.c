@@ -20,6 +20,13 @@
  *   forkbench pf_threads MIB    MIB MiB anon, write every page, munmap
  *                               (pf_threads: threads of one process)
  *   forkbench idle N            N idle children alive, print Percpu: delta
+ *   forkbench status N [TRACING] start threxit's threads, then read
+ *                               /proc/self/status N times (the exact sums
+ *                               of per-CPU counters with deltas on every
+ *                               CPU); with the tracefs directory TRACING,
+ *                               reset its tracing_max_latency right before
+ *                               the reads and stop tracing right after
+ *                               (tools/bench/irqsoff-guest)
  *   forkbench -m MODE W,N1,N2.. [PATH]
  *                               exit, exec, sh or thread for the cache
  *                               model: W iterations, then N1, N2, ...,
@@ -35,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -203,8 +211,8 @@ static void *tx_thread(void *arg)
 	return NULL;
 }
 
-/* The child of threxit: threads on all CPUs, then exit, saying so on fd. */
-static void threaded_exit(int fd)
+/* threxit's threads: one on each online CPU but this one, each faulting. */
+static void threads_on_cpus(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
 	size_t bytes = cpus * THREXIT_PAGES * sysconf(_SC_PAGESIZE);
@@ -221,9 +229,49 @@ static void threaded_exit(int fd)
 	pin(0);
 	tx_fault(0);
 	pthread_barrier_wait(&tx_ready);
+}
+
+/* The child of threxit: threads on all CPUs, then exit, saying so on fd. */
+static void threaded_exit(int fd)
+{
+	threads_on_cpus();
 	if (write(fd, "x", 1) != 1)
 		die("write");
 	_exit(0);
+}
+
+/* Write @s to the file @name of the tracefs directory @dir, if there is one. */
+static void trace_write(const char *dir, const char *name, const char *s)
+{
+	char path[4096];
+	int fd;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, s, strlen(s)) < 0)
+		die(path);
+	close(fd);
+}
+
+/* status: threads on all CPUs, then n reads of /proc/self/status. */
+static long read_status(long n, const char *tracing)
+{
+	char buf[4096];
+	long i;
+	int fd;
+
+	threads_on_cpus();
+	trace_write(tracing, "tracing_max_latency", "0");
+	for (i = 0; i < n; i++) {
+		fd = open("/proc/self/status", O_RDONLY);
+		if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
+			die("/proc/self/status");
+		close(fd);
+	}
+	trace_write(tracing, "tracing_on", "0");
+	return n;
 }
 
 /* Workers pinned one per online CPU; returns the operations done. */
@@ -365,7 +413,7 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[1], "-m"))
 		return cache_model_runs(argv[2], argv[3], argc > 4 ? argv[4] : "/bin/true");
 	if (n <= 0 && strcmp(mode, "reexec")) {
-		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threxit|execrate|pf_procs|pf_threads|idle N [PATH]\n"
+		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threxit|execrate|pf_procs|pf_threads|idle|status N [PATH]\n"
 				"       forkbench -m exit|exec|sh|thread W,N1[,N2...] [PATH]\n");
 		return 2;
 	}
@@ -390,6 +438,10 @@ int main(int argc, char **argv)
 	t0 = now();
 	if (!strcmp(mode, "execrate") || !strncmp(mode, "pf_", 3)) {
 		ops = per_cpu_workers(mode, n, self);
+		goto done;
+	}
+	if (!strcmp(mode, "status")) {
+		ops = read_status(n, argc > 3 ? argv[3] : NULL);
 		goto done;
 	}
 	for (i = 0; i < n; i++)

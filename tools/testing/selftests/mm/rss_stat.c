@@ -28,14 +28,21 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#if __has_include("sys/rseq.h")
+#include <sys/rseq.h>	/* glibc 2.35 and later: its rseq area */
+#define HAVE_RSEQ_AREA
+#endif
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -51,6 +58,7 @@
 #define FAIL_FN		DEBUGFS "/fail_function"
 #define UPGRADE_FN	"__mm_make_shared"
 #define NO_LAZY		"kernel without lazy rss_stat (no tracepoint kmem:mm_make_shared)"
+#define NO_HOTPLUG	"needs a CPU that can go offline and a possible CPU never online (maxcpus=)"
 #define EXEC_CHECK	"--rss-stat-exec-check"	/* argv[1] of the exec'd self */
 
 /* Every second user and the first fault in and zap this many pages ... */
@@ -342,23 +350,34 @@ static long percpu_kb(void)
 	       field(buf, "Percpu");
 }
 
-static int nr_possible_cpus(void)
+#define CPU_SYSFS	"/sys/devices/system/cpu"
+
+/* The CPUs of the list /sys/devices/system/cpu/@name in @set; how many. */
+static int read_cpus(const char *name, cpu_set_t *set)
 {
-	char *p = buf;
+	char path[64], *p = buf;
 	long a, b, n = 0;
 
-	if (read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) < 0)
+	CPU_ZERO(set);
+	snprintf(path, sizeof(path), CPU_SYSFS "/%s", name);
+	if (read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	while (*p >= '0' && *p <= '9') {
 		a = strtol(p, &p, 10);
-		b = a;
-		if (*p == '-')
-			b = strtol(p + 1, &p, 10);
-		n += b - a + 1;
+		b = *p == '-' ? strtol(p + 1, &p, 10) : a;
+		for (; a <= b && a < CPU_SETSIZE; a++, n++)
+			CPU_SET(a, set);
 		if (*p == ',')
 			p++;
 	}
 	return n;
+}
+
+static int nr_possible_cpus(void)
+{
+	cpu_set_t possible;
+
+	return read_cpus("possible", &possible);
 }
 
 /*
@@ -712,12 +731,33 @@ TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 	EXPECT_EQ(0, read_upgrades());
 }
 
+/*
+ * Map every page of our file mappings but the memfd's: code that runs for
+ * the first time then adds nothing between two reads of the counters (in a
+ * guest whose root is tmpfs, the program and its libraries are shmem).
+ */
+static void populate_files(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	unsigned long start, end;
+	char line[512];
+
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps))
+		if (sscanf(line, "%lx-%lx r", &start, &end) == 2 &&
+		    strchr(line, '/') && !strstr(line, "memfd:"))
+			madvise((void *)start, end - start, MADV_POPULATE_READ);
+	fclose(maps);
+}
+
 /* What the child of the exactness case does on each command byte. */
 static void exact_child(int cmd, int ack, char *own, char *shm, long pages,
 			char **argv)
 {
 	char c;
 
+	populate_files();
 	while (read(cmd, &c, 1) == 1) {
 		if (c == 'a')
 			touch(own, pages);
@@ -1279,6 +1319,382 @@ TEST_F_TIMEOUT(rss_stat, failed_upgrade_for_io_wq_worker_cancels_request, timeou
 	io_uring_queue_exit(&ring);
 	EXPECT_ONE_UPGRADE_BY(getpid());
 	EXPECT_RSS_EXACT(0, false, &r);
+}
+
+/*
+ * Once the mm is shared, get_mm_counter() reads a percpu_counter's global
+ * count, which misses less than a batch per online CPU (the batch of
+ * lib/percpu_counter.c). /proc/PID/stat and the hiwater marks (VmHWM,
+ * ru_maxrss) read three counters so, the OOM badness four; status and
+ * statm read them exactly.
+ */
+static long cheap_read_error(int counters)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return counters * cpus * ((2 * cpus > 32 ? 2 * cpus : 32) - 1);
+}
+
+/* Threads, each on its CPU from its first instruction, all running at once. */
+struct on_cpu {
+	int cpu;
+	char *p;		/* fault in, or unmap, n pages at p */
+	long n;
+	bool unmap;
+	int cid;		/* its mm_cid, while all of them ran */
+	int *running;
+	int nr;
+	pthread_t thread;
+};
+
+/*
+ * The mm_cid of the calling thread, in the rseq area that glibc registered
+ * for it, or -1: no area, or a kernel without mm_cid (AT_RSEQ_FEATURE_SIZE).
+ * glibc registers the original 32-byte area, whose mm_cid the kernel
+ * fills, even where its __rseq_size says 20.
+ */
+static int my_mm_cid(void)
+{
+#ifdef HAVE_RSEQ_AREA
+	struct rseq *rs = (void *)((char *)__builtin_thread_pointer() + __rseq_offset);
+
+	if (__rseq_size &&
+	    getauxval(AT_RSEQ_FEATURE_SIZE) >= offsetof(struct rseq, mm_cid) + sizeof(rs->mm_cid))
+		return __atomic_load_n(&rs->mm_cid, __ATOMIC_RELAXED);
+#endif
+	return -1;
+}
+
+static void *on_cpu_thread(void *arg)
+{
+	struct on_cpu *o = arg;
+
+	spin_barrier(o->running, o->nr);
+	o->cid = my_mm_cid();
+	spin_barrier(o->running, 2 * o->nr);
+	if (o->unmap)
+		return munmap(o->p, o->n * psize()) ? arg : NULL;
+	touch(o->p, o->n);
+	return NULL;
+}
+
+/* Wait for the threads of @o[0..n-1]: 0 if each did its work. */
+static int on_cpus_join(struct on_cpu *o, int n)
+{
+	int i, ret = 0;
+	void *bad;
+
+	for (i = 0; i < n; i++)
+		if (pthread_join(o[i].thread, &bad) || bad)
+			ret = -1;
+	return ret;
+}
+
+/*
+ * Start a thread for each of @o[0..n-1], on its CPU from its first
+ * instruction; they run together with @nr - n others that count @running
+ * too. 0, or -1 with the started ones let go.
+ */
+static int on_cpus_start(struct on_cpu *o, int n, int *running, int nr)
+{
+	pthread_attr_t attr;
+	int started = 0;
+	cpu_set_t one;
+
+	if (!pthread_attr_init(&attr)) {
+		for (; started < n; started++) {
+			CPU_ZERO(&one);
+			CPU_SET(o[started].cpu, &one);
+			o[started].running = running;
+			o[started].nr = nr;
+			if (pthread_attr_setaffinity_np(&attr, sizeof(one), &one) ||
+			    pthread_create(&o[started].thread, &attr, on_cpu_thread,
+					   &o[started]))
+				break;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	if (started == n)
+		return 0;
+	__atomic_add_fetch(running, 2 * (nr - started), __ATOMIC_ACQ_REL);
+	on_cpus_join(o, started);
+	return -1;
+}
+
+/* The threads of @o[0..n-1], all running at the same time. */
+static int on_cpus(struct on_cpu *o, int n)
+{
+	int running = 0;
+
+	return on_cpus_start(o, n, &running, n) ?: on_cpus_join(o, n);
+}
+
+static int pages_on_cpu(int cpu, char *p, long n, bool unmap)
+{
+	struct on_cpu o = { .cpu = cpu, .p = p, .n = n, .unmap = unmap };
+
+	return on_cpus(&o, 1);
+}
+
+/* The online CPUs we may run on, in @cpus; their number. */
+static int our_cpus(int *cpus)
+{
+	cpu_set_t all;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &all))
+			cpus[n++] = cpu;
+	return n;
+}
+
+/* RAM and swap, in pages: the OOM killer's and oom_score's total. */
+static long oom_total(void)
+{
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
+		return -1;
+	return (field(buf, "MemTotal") + field(buf, "SwapTotal")) / (psize() >> 10);
+}
+
+/*
+ * /proc/self/oom_score against the badness of mm/oom_kill.c: rss, swap
+ * entries and page tables, within @err pages of @rss plus the exact swap
+ * entries and page tables; scaled as fs/proc/base.c does.
+ */
+static bool oom_score_wrong(long rss, long err, char *msg, size_t len)
+{
+	long kb = psize() >> 10, total = oom_total(), pages, lo, hi, score;
+
+	if (total <= 0 || read_proc(0, "status"))
+		return true;
+	pages = rss + (field(buf, "VmSwap") + field(buf, "VmPTE")) / kb;
+	lo = (1000 + (pages - err) * 1000 / total) * 2 / 3;
+	hi = (1000 + (pages + err) * 1000 / total) * 2 / 3;
+	if (read_proc(0, "oom_score"))
+		return true;
+	score = strtol(buf, NULL, 10);
+	snprintf(msg, len, "oom_score %ld, for %ld +- %ld pages of %ld: %ld..%ld",
+		 score, pages, err, total, lo, hi);
+	return score < lo || score > hi;
+}
+
+/*
+ * A thread on each CPU faults in a share of a large area, all at once: one
+ * user of the mm per CPU, and the process. Then one CPU unmaps half of it
+ * in adds of up to a page table's worth, which fold into the count. Before
+ * and after, status and statm are exact, and the cheap reads within their
+ * error: /proc/PID/stat, oom_score, and the hiwater marks of the peak in
+ * between. The area is at least 8 of oom_score's units (3/2000 of RAM and
+ * swap), so that a read that missed it would show there too. (Where the
+ * count is below zero get_mm_counter() reads 0: the rss_stat KUnit suite
+ * checks that; the sums of three counters read here would not show it.)
+ */
+TEST_F_TIMEOUT(rss_stat, shared_mm_cheap_reads_within_their_error, timeout_s(60))
+{
+	long ps = psize(), kb = ps >> 10, err = cheap_read_error(3), peak, hwm, pages;
+	struct on_cpu o[CPU_SETSIZE] = {};
+	int cpus[CPU_SETSIZE], n, i;
+	struct rusage ru;
+	char *area, msg[256];
+	struct rss r;
+
+	n = our_cpus(cpus);
+	if (n < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, write_file("/proc/self/oom_score_adj", "0"));
+	pages = 8 * 3 * oom_total() / 2000 / n * n;
+	pages = pages > 8192 ? pages : 8192;
+	area = map_anon(pages);
+	ASSERT_NE(NULL, area);
+	for (i = 0; i < n; i++) {
+		o[i].cpu = cpus[i];
+		o[i].n = pages / n;
+		o[i].p = area + i * o[i].n * ps;
+	}
+	ASSERT_EQ(0, on_cpus(o, n));
+	EXPECT_ONE_UPGRADE_BY(getpid());
+	EXPECT_RSS_EXACT(0, false, &r);
+	EXPECT_GE(err, labs(r.stat - r.vmrss)) TH_LOG("stat %ld, status %ld", r.stat, r.vmrss);
+	EXPECT_FALSE(oom_score_wrong(r.vmrss, cheap_read_error(4), msg, sizeof(msg)))
+		TH_LOG("%s", msg);
+	peak = r.vmrss;
+
+	ASSERT_EQ(0, pages_on_cpu(cpus[n - 1], area, pages / 2, true));
+	EXPECT_RSS_EXACT(0, false, &r);
+	EXPECT_GE(err, labs(r.stat - r.vmrss)) TH_LOG("stat %ld, status %ld", r.stat, r.vmrss);
+	EXPECT_FALSE(oom_score_wrong(r.vmrss, cheap_read_error(4), msg, sizeof(msg)))
+		TH_LOG("%s", msg);
+	ASSERT_EQ(0, read_proc(0, "status"));
+	hwm = field(buf, "VmHWM") / kb;
+	EXPECT_GE(err, labs(hwm - peak)) TH_LOG("VmHWM %ld, peak %ld pages", hwm, peak);
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &ru));
+	EXPECT_GE(err, labs(ru.ru_maxrss / kb - peak))
+		TH_LOG("ru_maxrss %ld, peak %ld pages", ru.ru_maxrss / kb, peak);
+}
+
+static int set_cpu_online(int cpu, bool on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), CPU_SYSFS "/cpu%d/online", cpu);
+	return write_file(path, on ? "1" : "0");
+}
+
+/* Live per-CPU allocations (CONFIG_PERCPU_STATS), or -1. */
+static long percpu_allocs(void)
+{
+	char *p;
+
+	if (read_file(DEBUGFS "/percpu_stats", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "nr_cur_alloc");
+	p = p ? strchr(p, ':') : NULL;
+	return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+/* Take @cpu offline and online, again and again, until we die. */
+static __noreturn void toggle_cpu(int cpu)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;) {
+		set_cpu_online(cpu, false);
+		usleep(20000);
+		set_cpu_online(cpu, true);
+		usleep(20000);
+	}
+}
+
+/* A process whose thread faults in pages: exit 0 if its counters were exact. */
+static __noreturn void threaded_process(void)
+{
+	char *area = map_anon(4), msg[256];
+	struct rss r;
+	pthread_t t;
+
+	if (!area || pthread_create(&t, NULL, fault_thread, area) ||
+	    pthread_join(t, NULL))
+		_exit(2);
+	touch(area, 4);
+	if (rss_wrong(0, false, &r, msg, sizeof(msg))) {
+		fprintf(stderr, "%s\n", msg);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+#define HOTPLUG_PROCS	1000
+/*
+ * The deltas a thread leaves on its CPU: its pages, and the few of its
+ * stack, which its exit gives back. Far below any batch, and not 0.
+ */
+#define HOTPLUG_PAGES	16
+
+/*
+ * The process, pinned to one CPU (home), shares its mm with a thread on
+ * another (victim), whose pages leave a delta there. The victim goes
+ * offline: its delta must be in the counts; it comes back: its slot must
+ * be zero. A possible CPU that was offline when the mm was shared (fresh)
+ * is brought up: with a thread on every online CPU, all running, no two
+ * have one mm_cid (a slot of fresh's that the share left as allocated
+ * reads as a valid cid 0). Then 1000 threaded processes start, count and
+ * exit, four at a time, while the victim goes offline and online every 20
+ * ms: each is exact, and they leave no per-CPU allocation behind.
+ */
+TEST_F_TIMEOUT(rss_stat, shared_mms_across_cpu_hotplug, timeout_s(240))
+{
+	int cpu, home, victim = -1, fresh = -1, i, n, together = 0, running = 0;
+	int bad = 0, status;
+	struct on_cpu o[CPU_SETSIZE] = {};
+	cpu_set_t possible, online, one;
+	long before, percpu_kb_before;
+	char *area;
+	pid_t toggler, pid;
+	struct rss r;
+
+	ASSERT_LT(0, read_cpus("possible", &possible));
+	ASSERT_LT(1, read_cpus("online", &online));
+	for (home = 0; !CPU_ISSET(home, &online); home++)
+		;
+	for (cpu = home + 1; cpu < CPU_SETSIZE; cpu++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), CPU_SYSFS "/cpu%d/online", cpu);
+		if (CPU_ISSET(cpu, &online) && !access(path, W_OK))
+			victim = cpu;
+		else if (CPU_ISSET(cpu, &possible) && !CPU_ISSET(cpu, &online) &&
+			 fresh < 0)
+			fresh = cpu;
+	}
+	if (victim < 0 || fresh < 0)
+		SKIP(return, NO_HOTPLUG);
+	before = percpu_allocs();
+	ASSERT_LE(0, before) TH_LOG("no " DEBUGFS "/percpu_stats (CONFIG_PERCPU_STATS)");
+	percpu_kb_before = percpu_kb();
+	CPU_ZERO(&one);
+	CPU_SET(home, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	area = map_anon(HOTPLUG_PAGES);
+	ASSERT_NE(NULL, area);
+
+	ASSERT_EQ(0, pages_on_cpu(victim, area, HOTPLUG_PAGES, false));
+	ASSERT_EQ(0, set_cpu_online(victim, false));
+	EXPECT_RSS_EXACT(0, false, &r);
+	ASSERT_EQ(0, set_cpu_online(victim, true));
+	ASSERT_EQ(0, pages_on_cpu(victim, area, HOTPLUG_PAGES, true));
+	EXPECT_RSS_EXACT(0, false, &r);
+
+	ASSERT_EQ(0, set_cpu_online(fresh, true));
+	ASSERT_LT(1, read_cpus("online", &online));
+	n = 0;
+	for (cpu = home + 1; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &online))
+			o[n++].cpu = cpu;
+	o[n].cpu = home;	/* us */
+	ASSERT_EQ(0, on_cpus_start(o, n, &together, n + 1));
+	spin_barrier(&together, n + 1);
+	o[n].cid = my_mm_cid();
+	spin_barrier(&together, 2 * (n + 1));
+	ASSERT_EQ(0, on_cpus_join(o, n));
+	for (i = 0; i <= n && o[n].cid >= 0; i++)
+		for (cpu = 0; cpu < i; cpu++)
+			EXPECT_NE(o[cpu].cid, o[i].cid)
+				TH_LOG("cid %d on CPUs %d and %d", o[i].cid, o[cpu].cpu, o[i].cpu);
+	if (o[n].cid < 0)
+		TH_LOG("no mm_cid (rseq) to compare");
+	ASSERT_EQ(0, set_cpu_online(fresh, false));
+	EXPECT_RSS_EXACT(0, false, &r);
+
+	toggler = fork();
+	ASSERT_LE(0, toggler);
+	if (!toggler)
+		toggle_cpu(victim);
+	for (i = 0; i < HOTPLUG_PROCS || running; ) {
+		if (i < HOTPLUG_PROCS && running < 4) {
+			pid = fork();
+			if (!pid)
+				threaded_process();
+			ASSERT_LT(0, pid);
+			running++;
+			i++;
+			continue;
+		}
+		pid = wait(&status);
+		ASSERT_LT(0, pid);
+		ASSERT_NE(toggler, pid);
+		running--;
+		bad += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	kill(toggler, SIGKILL);
+	EXPECT_EQ(toggler, waitpid(toggler, NULL, 0));
+	ASSERT_EQ(0, set_cpu_online(victim, true));
+	EXPECT_EQ(0, bad);
+
+	visit_cpus();
+	TH_LOG("per-CPU allocations %+ld, Percpu %+ld kB, after %d threaded processes",
+	       percpu_allocs() - before, percpu_kb() - percpu_kb_before, HOTPLUG_PROCS);
+	EXPECT_GT(HOTPLUG_PROCS / 2, percpu_allocs() - before);
 }
 
 TEST_HARNESS_MAIN
