@@ -83,7 +83,7 @@ kunit-uml kunit-x86_64 kunit-i386: tree
 selftest: kernels
 	@$(S)/selftest.sh base patched
 
-## check         everything: deps, lint, report test, checkpatch, apply, mirror, builds, KUnit, module, kselftests; ends "N passed, N failed, N skipped"
+## check         everything: deps, lint, tooling unit tests, checkpatch, apply, mirror, builds, KUnit, module, two guests, kselftests; ends "N passed, N failed, N skipped"
 check:
 	@$(S)/deps.sh build vm check
 	@$(S)/check.sh
@@ -110,7 +110,7 @@ bench:
 		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
 		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)") $(if $(GUESTS),--guests "$(GUESTS)")
 
-## insn-profile  instructions per operation of a bench workload on two kernels, by function: make insn-profile WORKLOAD=exit|exec|sh|thread KERNELS="A B" [CELL=4/255] [ITERS=500] [BEFORE="W ...": default, the workloads before it in make bench's rounds] [BENCH_OUT=DIR]
+## insn-profile  instructions per operation of a bench workload on two kernels, by function: make insn-profile WORKLOAD=exit|exec|sh|thread|status KERNELS="A B" [CELL=4/255] [ITERS=500] [BEFORE="W ...": default, the workloads before it in make bench's rounds] [BENCH_OUT=DIR]
 insn-profile:
 	@$(S)/insn-profile.sh $(if $(CELL),--cell "$(CELL)") $(if $(ITERS),--iters "$(ITERS)") \
 		$(if $(findstring command,$(origin BEFORE)),--before "$(BEFORE)") \

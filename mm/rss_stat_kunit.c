@@ -3,12 +3,13 @@
  * KUnit test of the rules of the lazy mm->rss_stat (add_mm_counter(),
  * copy_mm()): while the counters are lazy, only the task the mm was created
  * for counts without atomics, and only in task context; a kthread_use_mm()
- * borrower and interrupts are counted atomically alongside it; any
- * CLONE_VM clone, thread or not, upgrades the counters first; a borrower
- * cannot share the mm it borrows; a failure inside the step that shares
- * the mm (mm_make_shared()) leaves it lazy, with nothing published and
- * nothing leaked; and once shared, the cheap read clamps at zero where
- * the global count lags below it.
+ * borrower and interrupts are counted atomically alongside it; any CLONE_VM
+ * clone, thread or not, upgrades the counters first; a borrower cannot share
+ * the mm it borrows; a failure inside the step that shares the mm
+ * (mm_make_shared()) leaves it lazy, with nothing published and nothing
+ * leaked; sharing it sets up the mm_cid slot of every possible CPU, online
+ * or not; and once shared, the cheap read clamps at zero where the global
+ * count lags below it.
  *
  * The owner is a task that is not a kernel thread, cloned from a kthread
  * that borrows an empty mm, so that it gets a lazy copy of its own. With
@@ -50,6 +51,8 @@ struct owner_ctx {
 	bool lazy;
 	bool cid_published_early;	/* mm_cid's state, before the rss upgrade */
 	bool cid_solo;			/* after the clone */
+	struct cpumask offline;		/* possible CPUs not online, at the clone */
+	int offline_cpus, offline_cids;	/* still offline after it; with a cid */
 	u64 pcpu_before, pcpu_after;	/* per-CPU allocations, around the clone */
 };
 
@@ -243,6 +246,42 @@ static void clone_sharer(struct owner_ctx *c)
 		complete(&c->sharer_done);
 }
 
+/* MM_CID_UNSET (kernel/sched/sched.h): a slot that holds no cid */
+#define CID_SLOT_UNSET	(-1)
+
+/* Before the clone: the possible CPUs that are not online. */
+static void note_offline_cpus(struct owner_ctx *c)
+{
+	cpus_read_lock();
+	cpumask_andnot(&c->offline, cpu_possible_mask, cpu_online_mask);
+	cpus_read_unlock();
+}
+
+/*
+ * After it: the CPUs that were offline before the clone and still are, so
+ * that no task of the mm can have run there, and those of them whose
+ * mm_cid slot is not unset. The owner and the sharer never return to user
+ * space, so the mm's periodic cid scan does not run and change a slot.
+ */
+static void count_offline_cids(struct owner_ctx *c)
+{
+#ifdef CONFIG_SCHED_MM_CID
+	struct mm_cid __percpu *pcpu_cid = READ_ONCE(c->mm->pcpu_cid);
+	int cpu;
+
+	if (!pcpu_cid)
+		return;
+	cpus_read_lock();
+	cpumask_andnot(&c->offline, &c->offline, cpu_online_mask);
+	for_each_cpu(cpu, &c->offline) {
+		c->offline_cpus++;
+		if (READ_ONCE(per_cpu_ptr(pcpu_cid, cpu)->cid) != CID_SLOT_UNSET)
+			c->offline_cids++;
+	}
+	cpus_read_unlock();
+#endif
+}
+
 static int owner_clones_vm(void *arg)
 {
 	struct owner_ctx *c = arg;
@@ -250,7 +289,9 @@ static int owner_clones_vm(void *arg)
 	owner_start(c);
 	add_mm_counter(c->mm, MM_ANONPAGES, 7);
 	poison_cid_mask(c->mm);
+	note_offline_cpus(c);
 	clone_sharer(c);
+	count_offline_cids(c);
 	owner_adds(c, MM_ANONPAGES, false);
 	c->owner_adds += 7;
 	owner_finish(c, MM_ANONPAGES);
@@ -514,12 +555,33 @@ static void rss_stat_failed_share_leaves_mm_lazy_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->pcpu_after, c->pcpu_before);
 }
 
+/*
+ * Sharing an mm sets up the cid slot of every possible CPU, not only of
+ * the online or present ones: a CPU that comes up later must find its
+ * slot unset, not with the cid 0 of the zeroed allocation, which the
+ * owner holds, nor with a cid to put back in the mask.
+ */
+static void rss_stat_share_leaves_no_cid_offline_test(struct kunit *test)
+{
+	struct owner_ctx *c;
+
+	if (!IS_ENABLED(CONFIG_SCHED_MM_CID))
+		kunit_skip(test, "no mm_cid in this kernel");
+	if (num_possible_cpus() == num_online_cpus())
+		kunit_skip(test, "every possible CPU is online");
+	c = run_owner(test, owner_clones_vm, NULL);
+	KUNIT_EXPECT_EQ(test, c->clone_err, 0);
+	KUNIT_EXPECT_GT(test, c->offline_cpus, 0);
+	KUNIT_EXPECT_EQ(test, c->offline_cids, 0);
+}
+
 static struct kunit_case rss_stat_cases[] = {
 	KUNIT_CASE(rss_stat_owner_path_is_the_owners_only_test),
 	KUNIT_CASE(rss_stat_clone_vm_upgrades_test),
 	KUNIT_CASE(rss_stat_borrower_cannot_share_test),
 	KUNIT_CASE(rss_stat_shared_read_clamps_at_zero_test),
 	KUNIT_CASE(rss_stat_failed_share_leaves_mm_lazy_test),
+	KUNIT_CASE(rss_stat_share_leaves_no_cid_offline_test),
 	{}
 };
 

@@ -19,7 +19,7 @@ fi
 STEPS=(
 	"deps|scripts/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
 	"lint|shellcheck of the scripts (make lint; seconds)"
-	"report|tools/bench/report.py's unit test (tools/bench/test_report.py; seconds)"
+	"unit|unit tests of the tooling: the bench report (tools/bench/test_report.py), the KUnit results (scripts/test_kunit_summary.py; seconds)"
 	"checkpatch|checkpatch --strict on the patches of patches/series (~1 min)"
 	"apply|the series applies to the base with git am, in the order of patches/series"
 	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match patches/"
@@ -28,8 +28,9 @@ STEPS=(
 	"kunit_uml|KUnit on UML (cold: builds the UML kernel, ~7 min)"
 	"kernels|kernels: base and patched x86_64 test kernels (cold: ~7 min each)"
 	"modcheck|an out-of-tree module that reads the rss counters links against the base and the patched test kernels (seconds)"
-	"kunit_x86_64|KUnit on x86_64: the patched test kernel under QEMU -smp $GUEST_SMP (~2 min)"
-	"kunit_i386|KUnit on i386 SMP under QEMU -smp $GUEST_SMP (cold: builds an i386 kernel, ~10 min)"
+	"vm|two guests at once keep their own log directories (scripts/vm-test.sh; ~1 min)"
+	"kunit_x86_64|KUnit on x86_64: the patched test kernel under QEMU, $GUEST_SMP of $GUEST_POSSIBLE CPUs online (~2 min)"
+	"kunit_i386|KUnit on i386 SMP under QEMU, $GUEST_SMP of $GUEST_POSSIBLE CPUs online (cold: builds an i386 kernel, ~10 min)"
 	"selftests|kselftests in the guest (-smp $GUEST_SMP): mm, proc and rseq, base and patched kernels (~15 min)"
 )
 case ${1:-} in
@@ -59,7 +60,10 @@ checked() {
 
 step_deps() { tally_sub "$TOP/scripts/deps-test.sh"; }
 step_lint() { checked shellcheck "$LOGS/lint.log" make -s -C "$TOP" lint; }
-step_report() { checked tools/bench/test_report.py "$LOGS/report-test.log" python3 "$TOP/tools/bench/test_report.py"; }
+step_unit() {
+	checked tools/bench/test_report.py "$LOGS/report-test.log" python3 "$TOP/tools/bench/test_report.py"
+	checked scripts/test_kunit_summary.py "$LOGS/kunit-summary-test.log" python3 "$TOP/scripts/test_kunit_summary.py"
+}
 
 step_checkpatch() {
 	say "preparing the kernel trees (make tree; cold: unpacks linux-source, ~2 min; log: build/logs/tree.log)"
@@ -149,6 +153,7 @@ with_kernels() {
 	if [ "$kernels_rc" -eq 0 ]; then tally_sub "$@"; else tally fail "no test kernels for ${1##*/}"; fi
 }
 step_modcheck() { with_kernels "$TOP/scripts/modcheck.sh" base patched; }
+step_vm() { with_kernels "$TOP/scripts/vm-test.sh"; }
 step_kunit_x86_64() { with_kernels "$TOP/scripts/kunit.sh" x86_64; }
 step_kunit_i386() { tally_sub "$TOP/scripts/kunit.sh" i386; }
 step_selftests() { with_kernels "$TOP/scripts/selftest.sh" base patched; }

@@ -17,7 +17,10 @@
 #
 # usage: scripts/insn-profile.sh [--cell N/M] [--iters N] [--before "W..."]
 #                                [--out DIR] WORKLOAD KERNEL_A KERNEL_B
-#   WORKLOAD  exit, exec, sh or thread (forkbench's modes)
+#   WORKLOAD  exit, exec, sh or thread (forkbench's modes), or status: a
+#             read of /proc/self/status by a process with a thread on
+#             every online CPU (the exact sums, with their interrupts-off
+#             sections: scripts/irqsoff.sh)
 #   KERNEL_*  kernels of the registry ./kernels
 #   --cell    online/possible vCPUs [4/255]
 #   --iters   make bench's ITERS [500]
@@ -48,7 +51,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# = 3 ] || usage
 w=$1 a=$2 b=$3
-case $w in exit|exec|sh|thread) ;; *) die "WORKLOAD '$w': want exit, exec, sh or thread" ;; esac
+case $w in exit|exec|sh|thread|status) ;; *) die "WORKLOAD '$w': want exit, exec, sh, thread or status" ;; esac
 cell_ok "$cell" || die "--cell '$cell' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
 { [[ $iters =~ ^[1-9][0-9]*$ ]] && [ "$iters" -ge 5 ]; } || die "--iters '$iters': want a number >= 5"
 all=$(kernel_names | paste -sd' ')
@@ -58,6 +61,7 @@ done
 [ "$a" != "$b" ] || die "two different kernels, please"
 if [ "$before_set" = 0 ]; then
 	before=${BENCH_LOOPS%% "$w" *}
+	[ "$before" != "$BENCH_LOOPS" ] || before=''	# not a make bench workload
 else
 	for x in $before; do
 		# perf bench's workloads need the perf that make bench stages.

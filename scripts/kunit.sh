@@ -5,18 +5,20 @@
 # usage: scripts/kunit.sh uml|x86_64|kcsan|norseq|i386|arm64
 #   uml:    kunit.py run, UML (UP), build dir .kunit
 #   x86_64: kunit.py exec on the patched test kernel (.out-test, built by
-#           scripts/build.sh, which puts the suites in it), QEMU -smp $SMP
+#           scripts/build.sh, which puts the suites in it), QEMU with $SMP
+#           CPUs online and two more possible (lib.sh: GUEST_POSSIBLE)
 #   kcsan, norseq: the same on the patched kernel of that variant
 #           (.out-kcsan, .out-norseq: without rseq and mm_cid)
 #   i386:   kunit.py run --arch=i386, SMP (the series' smp.kunitconfig), QEMU
-#           -smp $SMP, build dir .kunit-i386
+#           as for x86_64, build dir .kunit-i386
 #   arm64:  kunit.py run --arch=arm64 with Debian's cross compiler, SMP,
 #           QEMU -smp $SMP (weakly ordered: its atomics and barriers are
 #           not x86's), build dir .kunit-arm64
 # Each kernel is built in the tree $LINUX (build/linux) with ccache.
-# Prints "kunit-ARCH: N passed, N failed, N skipped" on the last line;
-# exits 1 when a test failed, 3 when no test ran (the kernel did not
-# build or boot).
+# The counts come from kunit.py's JSON (build/logs/kunit-ARCH.json, read
+# by scripts/kunit_summary.py). Prints "kunit-ARCH: N passed, N failed,
+# N skipped" on the last line; exits 1 when a test failed or none ran
+# (the kernel crashed or did not boot), 3 when the kernel did not build.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_deps build vm
@@ -51,8 +53,9 @@ x86_64|kcsan|norseq)
 			die "the test kernel lacks the KUnit suite of $k (see above)"
 	done
 	build=0
-	common=(--arch=x86_64 --build_dir="$bdir" --qemu_args="-smp $GUEST_SMP")
-	what="running the KUnit suites of the patched $variant kernel, QEMU -smp $GUEST_SMP"
+	common=(--arch=x86_64 --build_dir="$bdir" --qemu_args="-smp $GUEST_POSSIBLE")
+	exec_args=(--kernel_args="maxcpus=$GUEST_SMP")
+	what="running the KUnit suites of the patched $variant kernel, QEMU: $GUEST_SMP of $GUEST_POSSIBLE CPUs online"
 	;;
 i386)
 	# kunit.py's i386 kernel has the PS/2 keyboard and mouse: their
@@ -61,10 +64,11 @@ i386)
 	# "# Subtest:", and kunit.py then reports a crash ("main: missing
 	# expected subtest!") after every case passed. No PS/2 ports.
 	bdir=.kunit-i386
-	exec_args=(--kernel_args=i8042.nokbd --kernel_args=i8042.noaux)
+	exec_args=(--kernel_args=i8042.nokbd --kernel_args=i8042.noaux
+		--kernel_args="maxcpus=$GUEST_SMP")
 	common=("${args[@]}" --arch=i386
-		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_SMP")
-	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU -smp $GUEST_SMP"
+		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_POSSIBLE")
+	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU: $GUEST_SMP of $GUEST_POSSIBLE CPUs online"
 	;;
 arm64)
 	need_deps arm64
@@ -85,25 +89,25 @@ if [ "$build" = 1 ] && ! kunit build "${common[@]}" --jobs="$JOBS"; then
 	echo "kunit-$arch: the KUnit kernel did not build (log: ${log#"$TOP"/})"
 	exit "$EXIT_NOBUILD"
 fi
+json=$LOGS/kunit-$arch.json
+rm -f "$json"
 set +e
-kunit exec "${common[@]}" ${exec_args[@]+"${exec_args[@]}"} --timeout="$timeout" ${KUNIT_FILTER:+"$KUNIT_FILTER"}
+kunit exec "${common[@]}" ${exec_args[@]+"${exec_args[@]}"} --timeout="$timeout" \
+	--json="$json" ${KUNIT_FILTER:+"$KUNIT_FILTER"}
 rc=$?
 set -e
-summary=$(grep -E 'Ran [0-9]+ tests?' "$log" | tail -1)
-if [ -z "$summary" ]; then
+# The counts come from kunit.py's parse of the kernel's KTAP, as JSON.
+if ! summary=$(python3 "$TOP/scripts/kunit_summary.py" "$json"); then
 	tail -30 "$log" | sed 's/^/  | /'
-	tally fail "kunit-$arch: no test ran: the kernel did not boot or crashed (kunit.py status $rc, log: ${log#"$TOP"/})"
+	tally fail "kunit-$arch: kunit.py left no results (status $rc, log: ${log#"$TOP"/})"
 	tally_end "kunit-$arch" || exit
 fi
-read -r passed failed skipped < <(echo "$summary" | awk '{
-	p = f = s = 0
-	for (i = 1; i <= NF; i++) {
-		if ($i == "passed:") p = $(i + 1) + 0
-		if ($i == "failed:") f = $(i + 1) + 0
-		if ($i == "skipped:") s = $(i + 1) + 0
-	}
-	print p, f, s }')
-grep -E '\[(FAILED|SKIPPED)\]|# SKIP' "$log" | sed 's/^/  /' | head -40 || true
+read -r passed failed skipped <<<"$summary"
+if [ $((passed + failed + skipped)) -eq 0 ]; then
+	tail -30 "$log" | sed 's/^/  | /'
+	tally fail "kunit-$arch: no test ran: the kernel did not boot or crashed (kunit.py status $rc, log: ${log#"$TOP"/})"
+fi
+tail -n +2 <<<"$summary" | sed 's/^/    /' | head -40
 if log_has_bad "$LINUX/$bdir/test.log"; then
 	tally fail "kunit $arch: the kernel reported a problem (log: $LINUX/$bdir/test.log)"
 fi

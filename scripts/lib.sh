@@ -29,6 +29,10 @@ cpus_ok() { [[ $1 =~ ^[1-9][0-9]*$ ]] && [ "$1" -le 255 ] && [ "$1" -ge "${2:-1}
 # vCPUs of a guest (scripts/vm --smp, make selftest SMP=, KUnit on QEMU).
 GUEST_SMP=${SMP:-4}
 cpus_ok "$GUEST_SMP" || die "SMP=$SMP: want a number of vCPUs from 1 to 255"
+# Possible CPUs of the test guests (KUnit on x86, kselftests): two more than
+# are online at boot, present and offline, so that the tests see per-CPU
+# state of CPUs that were not online when it was set up, and bring one up.
+GUEST_POSSIBLE=$((GUEST_SMP + 2 > 255 ? 255 : GUEST_SMP + 2))
 
 # Logs of every step: build/logs/ (make check names each one it writes).
 LOGS=$BUILD/logs

@@ -198,9 +198,6 @@ rules() {
 	done
 }
 
-# Two possible CPUs more than are online at boot, present and offline: the
-# series' hotplug case brings up one that never was.
-possible=$((GUEST_SMP + 2 > 255 ? 255 : GUEST_SMP + 2))
 declare -A tap_of
 [ -z "$base_tap" ] || tap_of[base]=$base_tap
 for k in "$@"; do
@@ -216,10 +213,10 @@ for k in "$@"; do
 			# stalls still show, after 100 s.
 			vmargs=(--append rcupdate.rcu_cpu_stall_timeout=100) ;;
 	esac
-	say "kselftests: booting the $k kernel, -smp $GUEST_SMP of $possible (TAP: ${tap#"$TOP"/})"
+	say "kselftests: booting the $k kernel, -smp $GUEST_SMP of $GUEST_POSSIBLE (TAP: ${tap#"$TOP"/})"
 	set +e
 	# run_kselftest.sh needs coreutils timeout (--foreground), not busybox's.
-	"$TOP/scripts/vm" --kernel "$image" --smp "$GUEST_SMP" --maxcpus "$possible" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \
+	"$TOP/scripts/vm" --kernel "$image" --smp "$GUEST_SMP" --maxcpus "$GUEST_POSSIBLE" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \
 		--log "$BUILD/vm/ksft-$name" --dir "$inst:/ksft" --add /bin/bash \
 		--add /usr/bin/timeout --add "$TOP/scripts/selftest-guest" \
 		-- "$TOP/scripts/selftest-guest" ${slow[@]+"${slow[@]}"} ${args[@]+"${args[@]}"} >"$tap" 2>&1

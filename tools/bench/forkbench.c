@@ -28,8 +28,10 @@
  *                               the reads and stop tracing right after
  *                               (tools/bench/irqsoff-guest)
  *   forkbench -m MODE W,N1,N2.. [PATH]
- *                               exit, exec, sh or thread for the cache
- *                               model: W iterations, then N1, N2, ...,
+ *                               exit, exec, sh, thread or status (one
+ *                               read, threads started first) for the
+ *                               cache model and tools/bench/insnprof.c:
+ *                               W iterations, then N1, N2, ...,
  *                               each between two marks (the instruction
  *                               of tools/bench/mark.c), all in this one
  *                               process (see cache_model_runs())
@@ -45,6 +47,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,21 +258,25 @@ static void trace_write(const char *dir, const char *name, const char *s)
 	close(fd);
 }
 
+static void read_status_once(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
+		die("/proc/self/status");
+	close(fd);
+}
+
 /* status: threads on all CPUs, then n reads of /proc/self/status. */
 static long read_status(long n, const char *tracing)
 {
-	char buf[4096];
 	long i;
-	int fd;
 
 	threads_on_cpus();
 	trace_write(tracing, "tracing_max_latency", "0");
-	for (i = 0; i < n; i++) {
-		fd = open("/proc/self/status", O_RDONLY);
-		if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
-			die("/proc/self/status");
-		close(fd);
-	}
+	for (i = 0; i < n; i++)
+		read_status_once();
 	trace_write(tracing, "tracing_on", "0");
 	return n;
 }
@@ -366,9 +373,11 @@ static int cache_model_runs(const char *mode, char *lengths, const char *path)
 	long n[64], i, r, runs = 0;
 	char *tok, *end;
 
+	bool status = !strcmp(mode, "status");
+
 	if (strcmp(mode, "exit") && strcmp(mode, "exec") && strcmp(mode, "sh") &&
-	    strcmp(mode, "thread")) {
-		fprintf(stderr, "forkbench -m: exit, exec, sh or thread, not %s\n", mode);
+	    strcmp(mode, "thread") && !status) {
+		fprintf(stderr, "forkbench -m: exit, exec, sh, thread or status, not %s\n", mode);
 		return 2;
 	}
 	for (tok = strtok(lengths, ","); tok; tok = strtok(NULL, ",")) {
@@ -387,11 +396,17 @@ static int cache_model_runs(const char *mode, char *lengths, const char *path)
 		fprintf(stderr, "forkbench -m: want a warm-up and at least one marked length\n");
 		return 2;
 	}
+	if (status)
+		threads_on_cpus();
 	for (r = 0; r < runs; r++) {
 		if (r)
 			mark();
-		for (i = 0; i < n[r]; i++)
-			one_op(mode, path, NULL);
+		for (i = 0; i < n[r]; i++) {
+			if (status)
+				read_status_once();
+			else
+				one_op(mode, path, NULL);
+		}
 		if (r)
 			mark();
 	}
@@ -414,7 +429,7 @@ int main(int argc, char **argv)
 		return cache_model_runs(argv[2], argv[3], argc > 4 ? argv[4] : "/bin/true");
 	if (n <= 0 && strcmp(mode, "reexec")) {
 		fprintf(stderr, "usage: forkbench exit|exec|sh|thread|threxit|execrate|pf_procs|pf_threads|idle|status N [PATH]\n"
-				"       forkbench -m exit|exec|sh|thread W,N1[,N2...] [PATH]\n");
+				"       forkbench -m exit|exec|sh|thread|status W,N1[,N2...] [PATH]\n");
 		return 2;
 	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);

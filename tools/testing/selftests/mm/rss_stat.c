@@ -679,11 +679,17 @@ TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, timeout_
 		if (!pids[i])
 			_exit(share_twice(i, argv));
 	}
-	for (i = 0; i < NR_SHARE; i++)
-		EXPECT_EQ(0, wait_status(pids[i])) TH_LOG("%s", share_name[i]);
+	for (i = 0; i < NR_SHARE; i++) {
+		int status = wait_status(pids[i]);
+
+		EXPECT_EQ(0, status) TH_LOG("%s", share_name[i]);
+	}
 	n = read_upgrades();
-	for (i = 0; i < NR_SHARE; i++)
-		EXPECT_EQ(1, count_upgrades(n, pids[i], 0)) TH_LOG("%s", share_name[i]);
+	for (i = 0; i < NR_SHARE; i++) {
+		int upgrades = count_upgrades(n, pids[i], 0);
+
+		EXPECT_EQ(1, upgrades) TH_LOG("%s", share_name[i]);
+	}
 	EXPECT_EQ(NR_SHARE, n);
 }
 
@@ -1092,8 +1098,9 @@ TEST_F_TIMEOUT(rss_stat, io_wq_reads_into_fresh_anon_while_owner_faults_ends_exa
 			prep_read(&ring, fd, dst + i * len, len);
 		ASSERT_EQ(IO_QD, io_uring_submit(&ring));
 		churn(mine, 4);
-		for (i = 0; i < IO_QD; i++)
-			ASSERT_EQ(len, reap(&ring));
+		for (i = 0; i < IO_QD && reap(&ring) == len; i++)
+			;
+		ASSERT_EQ(IO_QD, i);
 		madvise(dst, IO_QD * len, MADV_DONTNEED);
 	}
 	io_uring_queue_exit(&ring);
@@ -1594,13 +1601,14 @@ static __noreturn void threaded_process(void)
 /*
  * The process, pinned to one CPU (home), shares its mm with a thread on
  * another (victim), whose pages leave a delta there. The victim goes
- * offline: its delta must be in the counts; it comes back: its slot must
- * be zero. A possible CPU that was offline when the mm was shared (fresh)
- * is brought up: with a thread on every online CPU, all running, no two
- * have one mm_cid (a slot of fresh's that the share left as allocated
- * reads as a valid cid 0). Then 1000 threaded processes start, count and
- * exit, four at a time, while the victim goes offline and online every 20
- * ms: each is exact, and they leave no per-CPU allocation behind.
+ * offline: its delta is counted once, the dead CPU's fold moved it into the
+ * count and zeroed its slot; it comes back and gives its pages back: counted
+ * once. A possible CPU that was offline when the mm was shared (fresh) is
+ * brought up: with a thread on every online CPU, all running, no two have
+ * one mm_cid (the rss_stat KUnit suite checks the slots of CPUs that are
+ * offline at a share). Then 1000 threaded processes start, count and exit,
+ * four at a time, while the victim goes offline and online every 20 ms: each
+ * is exact, and they leave no per-CPU allocation behind.
  */
 TEST_F_TIMEOUT(rss_stat, shared_mms_across_cpu_hotplug, timeout_s(240))
 {
@@ -1657,10 +1665,13 @@ TEST_F_TIMEOUT(rss_stat, shared_mms_across_cpu_hotplug, timeout_s(240))
 	o[n].cid = my_mm_cid();
 	spin_barrier(&together, 2 * (n + 1));
 	ASSERT_EQ(0, on_cpus_join(o, n));
-	for (i = 0; i <= n && o[n].cid >= 0; i++)
-		for (cpu = 0; cpu < i; cpu++)
+	/* braces: EXPECT_NE()'s TH_LOG() is a statement of its own */
+	for (i = 0; i <= n && o[n].cid >= 0; i++) {
+		for (cpu = 0; cpu < i; cpu++) {
 			EXPECT_NE(o[cpu].cid, o[i].cid)
 				TH_LOG("cid %d on CPUs %d and %d", o[i].cid, o[cpu].cpu, o[i].cpu);
+		}
+	}
 	if (o[n].cid < 0)
 		TH_LOG("no mm_cid (rseq) to compare");
 	ASSERT_EQ(0, set_cpu_online(fresh, false));
