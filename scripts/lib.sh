@@ -312,7 +312,9 @@ log_has_bad() {
 # The files the series adds, at their in-tree paths, mirrored in this repo,
 # with a generated README.md in each mirror root (lib, include, mm, kernel,
 # tools/testing/selftests, Documentation/SUBDIR).
-MIRROR_DIRS=(lib include mm kernel tools/testing/selftests Documentation)
+# Documentation/project/ holds the project's own notes, not the series'.
+MIRROR_DIRS=(lib include mm kernel tools/testing/selftests Documentation
+	':(exclude)Documentation/project')
 mirror_added() {	# files added between base tag and commit $2 of repo $1
 	git -C "$1" diff --name-only --diff-filter=A "$BASE_TAG" "$2" -- "${MIRROR_DIRS[@]}"
 }
