@@ -138,41 +138,32 @@ step_buildcheck() { tally_sub "$TOP/scripts/buildcheck.sh"; }
 step_smallcache() { tally_sub "$TOP/scripts/smallcache.sh"; }
 step_kunit_uml() { tally_sub "$TOP/scripts/kunit.sh" uml; }
 
-kernels_rc=1
-step_kernels() {
-	local k
-	kernels_rc=0
+# build_kernels VARIANT: the base and patched kernels of VARIANT (test,
+# norseq), whose steps then run; built[VARIANT] is 0 when both built.
+declare -A built=()
+build_kernels() {
+	local v=$1 k rc=0 sfx=${1#test}
 	for k in base patched; do
-		"$TOP/scripts/build.sh" test "$k" >"$LOGS/build-$k.log" 2>&1 ||
-			{ tail -20 "$LOGS/build-$k.log" | sed 's/^/  | /'; kernels_rc=1; }
+		"$TOP/scripts/build.sh" "$v" "$k" >"$LOGS/build-$k${sfx:+-$sfx}.log" 2>&1 ||
+			{ tail -20 "$LOGS/build-$k${sfx:+-$sfx}.log" | sed 's/^/  | /'; rc=1; }
 	done
-	result "build the test kernels (logs: build/logs/build-{base,patched}.log)" $kernels_rc
+	built[$v]=$rc
+	result "build the $v kernels (logs: build/logs/build-{base,patched}${sfx:+-$sfx}.log)" $rc
 }
-# The steps that need the test kernels.
-with_kernels() {
-	if [ "$kernels_rc" -eq 0 ]; then tally_sub "$@"; else tally fail "no test kernels for ${1##*/}"; fi
+with_kernels() {	# with_kernels VARIANT COMMAND...: a step that needs them
+	local v=$1
+	shift
+	if [ "${built[$v]:-1}" -eq 0 ]; then tally_sub "$@"; else tally fail "no $v kernels for ${1##*/}"; fi
 }
-step_modcheck() { with_kernels "$TOP/scripts/modcheck.sh" base patched; }
-step_vm() { with_kernels "$TOP/scripts/vm-test.sh"; }
-step_kunit_x86_64() { with_kernels "$TOP/scripts/kunit.sh" x86_64; }
+step_kernels() { build_kernels test; }
+step_modcheck() { with_kernels test "$TOP/scripts/modcheck.sh" base patched; }
+step_vm() { with_kernels test "$TOP/scripts/vm-test.sh"; }
+step_kunit_x86_64() { with_kernels test "$TOP/scripts/kunit.sh" x86_64; }
 step_kunit_i386() { tally_sub "$TOP/scripts/kunit.sh" i386; }
-step_selftests() { with_kernels "$TOP/scripts/selftest.sh" base patched; }
-
-norseq_rc=1
-step_kernels_norseq() {
-	local k
-	norseq_rc=0
-	for k in base patched; do
-		"$TOP/scripts/build.sh" norseq "$k" >"$LOGS/build-$k-norseq.log" 2>&1 ||
-			{ tail -20 "$LOGS/build-$k-norseq.log" | sed 's/^/  | /'; norseq_rc=1; }
-	done
-	result "build the norseq kernels (logs: build/logs/build-{base,patched}-norseq.log)" $norseq_rc
-}
-with_norseq() {
-	if [ "$norseq_rc" -eq 0 ]; then tally_sub "$@"; else tally fail "no norseq kernels for ${1##*/}"; fi
-}
-step_kunit_norseq() { with_norseq "$TOP/scripts/kunit.sh" norseq; }
-step_selftests_norseq() { with_norseq "$TOP/scripts/selftest.sh" --only rss_stat base:norseq patched:norseq; }
+step_selftests() { with_kernels test "$TOP/scripts/selftest.sh" base patched; }
+step_kernels_norseq() { build_kernels norseq; }
+step_kunit_norseq() { with_kernels norseq "$TOP/scripts/kunit.sh" norseq; }
+step_selftests_norseq() { with_kernels norseq "$TOP/scripts/selftest.sh" --only rss_stat base:norseq patched:norseq; }
 step_kunit_arm64() { tally_sub "$TOP/scripts/kunit.sh" arm64; }
 
 n=0
