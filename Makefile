@@ -5,14 +5,14 @@ SHELL := /bin/bash
 S := scripts
 
 # Variables a user may set. The Makefile checks its own switches; the
-# scripts check the values they take (SMP: scripts/lib.sh; KERNEL, VARIANT:
-# scripts/build.sh, from the registry ./kernels; CELLS, KERNELS, ITERS,
-# REPS, GUESTS: scripts/bench.sh), before any work, each in one place.
+# scripts check the values they take (ONLINE: scripts/lib/guest.sh; KERNEL, VARIANT:
+# scripts/tree/build.sh, from the registry ./kernels; CELLS, KERNELS, ITERS,
+# REPS, GUESTS: scripts/bench/bench.sh), before any work, each in one place.
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
 RESUME ?= 0
-SMP ?=
+ONLINE ?=
 KERNEL ?= patched
 VARIANT ?= test
 MUTANTS ?=
@@ -24,6 +24,9 @@ CACHE ?= 1
 MODEL_NS ?=
 GUESTS ?=
 
+ifneq ($(SMP),)
+$(error SMP=$(SMP): the online vCPUs of the test guests are ONLINE= now)
+endif
 ifeq ($(filter $(QUICK),0 1),)
 $(error QUICK=$(QUICK): want 0 or 1)
 endif
@@ -39,9 +42,9 @@ ifeq ($(wildcard $(KSRC)/Makefile),)
 $(error KSRC=$(KSRC): not a kernel source tree)
 endif
 endif
-export KSRC SMP
+export KSRC ONLINE
 
-.PHONY: help deps tree apply export kernel kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
+.PHONY: help deps tree apply export kernel test-kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
 	selftest check check-full check-kcsan mutate bench insn-profile irqsoff lint clean distclean
 
 help:
@@ -49,82 +52,81 @@ help:
 
 ## deps          install the Debian packages every step needs (apt)
 deps:
-	@$(S)/deps.sh build vm check bench
+	@$(S)/setup/deps.sh build vm check bench
 
 ## tree          base git tree in build/linux (+ worktree build/base), series applied [KSRC=]
 tree:
-	@$(S)/deps.sh build
-	@$(S)/tree.sh
+	@$(S)/setup/deps.sh build
+	@$(S)/tree/tree.sh
 
 ## apply         apply patches/ to your own 6.12.y git tree: make apply KDIR=/path
 apply:
 	@test -n "$(KDIR)" || { echo "error: make apply needs KDIR=/path/to/linux-6.12.y" >&2; exit 2; }
-	@$(S)/apply.sh "$(KDIR)"
+	@$(S)/tree/apply.sh "$(KDIR)"
 
 ## export        patches/, series, the mirror of added files and the README patch list from build/linux
 export:
-	@$(S)/export.sh
+	@$(S)/tree/export.sh
 
 ## kernel        build one guest kernel: make kernel KERNEL=NAME (./kernels: base, patched, ideal, ...) VARIANT=test|bench|kasan|kcsan
 kernel:
-	@$(S)/build.sh $(VARIANT) $(KERNEL)
+	@$(S)/tree/build.sh $(VARIANT) $(KERNEL)
 
-## kernels       build the base and patched test kernels
-kernels:
-	@$(S)/build.sh test base
-	@$(S)/build.sh test patched
+## test-kernels  build the base and patched test kernels
+test-kernels:
+	@$(S)/tree/build.sh test base
+	@$(S)/tree/build.sh test patched
 
-## kunit         the series' KUnit suites on UML, x86_64 (the test kernel) and i386, QEMU -smp SMP
+## kunit         the series' KUnit suites on UML, x86_64 (the test kernel) and i386, ONLINE CPUs online (default 4)
 kunit: kunit-uml kunit-x86_64 kunit-i386
 kunit-uml kunit-x86_64 kunit-i386: tree
-	@$(S)/kunit.sh $(@:kunit-%=%)
+	@$(S)/check/kunit.sh $(@:kunit-%=%)
 
-## selftest      kselftests in the guest (-smp SMP, default 4), on base and patched kernels: mm, proc, rseq
-selftest: kernels
-	@$(S)/selftest.sh base patched
+## selftest      kselftests in the guest (ONLINE CPUs online, default 4), on base and patched kernels: mm, proc, rseq
+selftest: test-kernels
+	@$(S)/check/selftest.sh base patched
 
 ## check         everything: deps, lint, tooling unit tests, checkpatch, apply, mirror, builds, KUnit, module, two guests, kselftests; ends "N passed, N failed, N skipped"
 check:
-	@$(S)/deps.sh build vm check
-	@$(S)/check.sh
+	@$(S)/setup/deps.sh build vm check
+	@$(S)/check/check.sh
 
 ## check-full    check, then the slower kernels: without rseq/mm_cid (norseq: KUnit, rss_stat kselftests) and KUnit on arm64 (~40 min more, cold)
 check-full:
-	@$(S)/deps.sh build vm check arm64
-	@$(S)/check.sh --full
+	@$(S)/setup/deps.sh build vm check arm64
+	@$(S)/check/check.sh --full
 
 ## check-kcsan   KUnit suites and the series' selftests on the patched KCSAN kernel (slow; not in check)
 check-kcsan:
-	@$(S)/deps.sh build vm check
-	@$(S)/kcsan.sh
+	@$(S)/setup/deps.sh build vm check
+	@$(S)/check/kcsan.sh
 
 ## mutate        mutation score: each mutants/*.patch must fail a test [MUTANTS="pattern..."]
 mutate:
-	@$(S)/deps.sh build vm check
-	@$(S)/mutate.sh $(MUTANTS)
+	@$(S)/setup/deps.sh build vm check
+	@$(S)/check/mutate.sh $(MUTANTS)
 
 ## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs] [GUESTS=N: guests at once]
 bench:
-	@$(S)/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
+	@$(S)/bench/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
 		$(if $(CELLS),--cells "$(CELLS)") $(if $(KERNELS),--kernels "$(KERNELS)") \
 		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
 		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)") $(if $(GUESTS),--guests "$(GUESTS)")
 
 ## insn-profile  instructions per operation of a bench workload on two kernels, by function: make insn-profile WORKLOAD=exit|exec|sh|thread|status KERNELS="A B" [CELL=4/255] [ITERS=500] [BEFORE="W ...": default, the workloads before it in make bench's rounds] [BENCH_OUT=DIR]
 insn-profile:
-	@$(S)/insn-profile.sh $(if $(CELL),--cell "$(CELL)") $(if $(ITERS),--iters "$(ITERS)") \
+	@$(S)/bench/insn-profile.sh $(if $(CELL),--cell "$(CELL)") $(if $(ITERS),--iters "$(ITERS)") \
 		$(if $(findstring command,$(origin BEFORE)),--before "$(BEFORE)") \
 		$(if $(BENCH_OUT),--out "$(BENCH_OUT)") $(WORKLOAD) $(KERNELS)
 
 ## irqsoff       longest interrupts-off section while /proc/PID/status of a threaded process is read, base vs patched, irqsoff tracer, -icount [CELLS="N/M ..."] [ITERS=reads] [BENCH_OUT=DIR, default build/irqsoff]
 irqsoff:
-	@$(S)/irqsoff.sh $(if $(CELLS),--cells "$(CELLS)") $(if $(ITERS),--reads "$(ITERS)") \
+	@$(S)/bench/irqsoff.sh $(if $(CELLS),--cells "$(CELLS)") $(if $(ITERS),--reads "$(ITERS)") \
 		$(if $(BENCH_OUT),--out "$(BENCH_OUT)")
 
 ## lint          shellcheck the scripts
 lint:
-	@$(S)/deps.sh check
-	@shellcheck $(S)/*.sh $(S)/vm $(S)/selftest-guest .ci/run tools/bench/bench-guest tools/bench/irqsoff-guest
+	@$(S)/check/lint.sh
 
 ## clean         remove kernel build outputs, guest runs, logs and bench runs (keeps the trees and results/)
 clean:

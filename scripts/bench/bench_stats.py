@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The statistics of the bench report: scripts/bench/bench.sh's raw results and
+the kernel registry read in, medians, spreads and ratios. No text here."""
+import collections
+import re
+import statistics
+
+
+def read_kernels(path):
+    """The registry ./kernels: {name: description}, in its order."""
+    kernels = {}
+    with open(path) as f:
+        for line in f:
+            fields = re.split(r"\t+", line.rstrip("\n"), maxsplit=3)
+            if not line.startswith("#") and len(fields) == 4:
+                kernels[fields[0]] = fields[3]
+    return kernels
+
+
+def parse_cell(text):
+    """'4/255' -> (4, 255): online, possible vCPUs."""
+    online, possible = text.split("/")
+    return int(online), int(possible)
+
+
+def cell_label(cell):
+    return f"{cell[0]}/{cell[1]}"
+
+
+class Data:
+    """The raw results: runs[(workload, kernel, cell)] = [fields of each
+    round], the cells' roles (narrow, wide, big) as bench.sh chose them,
+    and the perf profiles [(workload, kernel, cell, dir)]."""
+
+    def __init__(self, path):
+        self.runs = collections.defaultdict(list)
+        self.roles = {}
+        self.perf = []
+        with open(path) as raw:
+            lines = raw.read().splitlines()
+        for line in lines:
+            f = dict(kv.split("=", 1) for kv in line.split())
+            if f["name"] == "roles":
+                self.roles = {r: parse_cell(f[r]) for r in ("narrow", "wide", "big")}
+            elif f["name"] == "perf":
+                self.perf.append((f["workload"], f["kernel"], parse_cell(f["cell"]), f["dir"]))
+            else:
+                self.runs[(f["name"], f["kernel"], parse_cell(f["cell"]))].append(f)
+        if not self.roles:
+            raise SystemExit(f"{path}: no 'name=roles' line (the cells' roles, from scripts/bench/bench.sh)")
+        self.cells = sorted({key[2] for key in self.runs})
+
+    def kernels(self, order):
+        """The kernels of the registry order that have results."""
+        return [k for k in order if any(key[1] == k for key in self.runs)]
+
+    def has(self, name):
+        return any(key[0] == name for key in self.runs)
+
+    def values(self, name, k, cell, fn):
+        return [fn(r) for r in self.runs.get((name, k, cell), [])]
+
+    def medians(self, kernels, name, cell, fn):
+        """{kernel: median of fn over the rounds}, for the kernels measured."""
+        return {k: med(xs) for k in kernels if (xs := self.values(name, k, cell, fn))}
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def spread(xs):
+    """(max - min) / median, in percent."""
+    m = med(xs)
+    return 100.0 * (max(xs) - min(xs)) / m if m else 0.0
+
+
+def ratio(val, a, b):
+    """val[a] / val[b] with three decimals, or None when one is missing."""
+    return f"{val[a] / val[b]:.3f}" if a in val and b in val and val[b] else None
+
+
+def per_op_us(field):
+    return lambda r: 1e6 * float(r[field]) / int(r["iters"])
+
+
+wall_us, sys_us, exit_us = per_op_us("wall_s"), per_op_us("sys_s"), per_op_us("exit_s")
+
+
+def wall_ms(r):
+    return 1e3 * float(r["wall_s"]) / int(r["iters"])
+
+
+def rate(r):
+    return int(r["iters"]) / float(r["wall_s"])
+
+
+def percpu_growth_kb(r):
+    return int(r["percpu_kb_after"]) - int(r["percpu_kb_before"])

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check: every check of the project, in order, one progress line per
+# step (what it does, and how long it takes cold on 2 cores), ending with
+# the plain line "N passed, N failed, N skipped". Logs: build/logs/.
+# Each step is a function step_NAME, listed in STEPS with its line.
+# --full (make check-full): then the kernels make check has no time for.
+set -uo pipefail
+. "$(dirname "$0")/../lib/lib.sh"
+need_deps build vm check
+# A clone's first make check fills build/ with 6.2 GB: the base tree and
+# some ten kernel builds; a later one rewrites about 2 GB of them.
+if [ -e "$LINUX/.git" ]; then
+	need_space 2048 "make check (make clean removes the build outputs)"
+else
+	need_space 7168 "make check (cold: no build/linux yet)"
+fi
+
+STEPS=(
+	"deps|scripts/setup/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
+	"lint|shellcheck of the scripts (make lint; seconds)"
+	"unit|unit tests of the tooling: the bench report (scripts/bench/test_report.py), the KUnit results (scripts/check/test_kunit_summary.py; seconds)"
+	"checkpatch|checkpatch --strict on the patches of patches/series (~1 min)"
+	"apply|the series applies to the base with git am, in the order of patches/series"
+	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match patches/"
+	"buildcheck|W=1 and sparse on the files the series touches, base vs patched (cold: ~3 min)"
+	"smallcache|the series' objects for 16-byte (i386 M486) and 256-byte (s390x) cache lines, with W=1 (cold: ~2 min)"
+	"kunit_uml|KUnit on UML (cold: builds the UML kernel, ~7 min)"
+	"kernels|kernels: base and patched x86_64 test kernels (cold: ~7 min each)"
+	"modcheck|an out-of-tree module that reads the rss counters links against the base and the patched test kernels (seconds)"
+	"vm|two guests at once keep their own log directories (scripts/check/vm-test.sh; ~1 min)"
+	"kunit_x86_64|KUnit on x86_64: the patched test kernel under QEMU, $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online (~2 min)"
+	"kunit_i386|KUnit on i386 SMP under QEMU, $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online (cold: builds an i386 kernel, ~10 min)"
+	"selftests|kselftests in the guest (-smp $GUEST_ONLINE): mm, proc and rseq, base and patched kernels (~15 min)"
+)
+case ${1:-} in
+'')	;;
+--full)	STEPS+=(
+	"kernels_norseq|kernels: base and patched x86_64 test kernels without rseq, so without mm_cid (cold: ~7 min each)"
+	"kunit_norseq|KUnit on the patched norseq kernel under QEMU -smp $GUEST_ONLINE (~2 min)"
+	"selftests_norseq|the series' rss_stat kselftests on the norseq kernels, base and patched (~5 min)"
+	"kunit_arm64|KUnit on arm64 SMP under QEMU, $GUEST_ONLINE CPUs (cold: builds an arm64 kernel, ~10 min)"
+	) ;;
+*)	die "usage: scripts/check/check.sh [--full]" ;;
+esac
+
+result() {	# result NAME STATUS: one check passed or failed
+	if [ "$2" -eq 0 ]; then tally pass; else tally fail "$1"; fi
+}
+# checked NAME LOG COMMAND...: one check, COMMAND's output in LOG, whose
+# end is shown when it fails.
+checked() {
+	local name=$1 log=$2 rc
+	shift 2
+	"$@" >"$log" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || tail -30 "$log" | sed 's/^/  | /'
+	result "$name (log: ${log#"$TOP"/})" $rc
+}
+
+step_deps() { tally_sub "$TOP/scripts/check/deps-test.sh"; }
+step_lint() { checked shellcheck "$LOGS/lint.log" make -s -C "$TOP" lint; }
+step_unit() {
+	checked scripts/bench/test_report.py "$LOGS/report-test.log" python3 "$TOP/scripts/bench/test_report.py"
+	checked scripts/check/test_kunit_summary.py "$LOGS/kunit-summary-test.log" python3 "$TOP/scripts/check/test_kunit_summary.py"
+}
+
+step_checkpatch() {
+	say "preparing the kernel trees (make tree; cold: unpacks linux-source, ~2 min; log: build/logs/tree.log)"
+	"$TOP/scripts/tree/tree.sh" >"$LOGS/tree.log" 2>&1 || { cat "$LOGS/tree.log"; die "make tree failed"; }
+	local list p rc
+	list=$(series_patches "$PATCHES") || { tally fail "patches/series"; return; }
+	[ -n "$list" ] || { tally fail "no patches in patches/series"; return; }
+	for p in $list; do
+		# The base tree is one commit without history: checkpatch cannot look
+		# up the upstream commits that the messages cite. Whether a new
+		# file needs a MAINTAINERS entry it guesses from whether the patch
+		# edits MAINTAINERS; step_generated checks that each new file has
+		# one, with get_maintainer.pl.
+		# Its SPDX check runs python3 with python3-ply: Debian's, not a
+		# python3 that happens to come first in PATH.
+		(cd "$BASE" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet \
+			--no-summary --ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p") \
+			>"$LOGS/checkpatch-${p##*/}.log" 2>&1
+		rc=$?
+		# A check that crashed did not pass.
+		! grep -q '^Traceback' "$LOGS/checkpatch-${p##*/}.log" || rc=1
+		[ $rc -eq 0 ] || sed 's/^/  | /' "$LOGS/checkpatch-${p##*/}.log" | head -30
+		result "checkpatch ${p##*/}" $rc
+	done
+}
+
+applied=$BUILD/check-apply
+apply_to_base() ( worktree_at_base "$applied" && "$TOP/scripts/tree/apply.sh" "$applied" )	# die: in a subshell
+step_apply() { checked "git am of patches/" "$LOGS/apply.log" apply_to_base; }
+
+step_generated() {
+	local rc=0 f d n
+	n=$(series_patches "$PATCHES" | wc -l)
+	if [ "$(git -C "$applied" rev-list --count "$BASE_TAG..HEAD")" -ne "$n" ]; then
+		echo "  series not applied"; rc=1
+	else
+		mapfile -t added < <(mirror_added "$applied" HEAD)
+		for f in ${added[@]+"${added[@]}"}; do
+			cmp -s "$applied/$f" "$TOP/$f" || { echo "  mirror: $f differs from the series"; rc=1; }
+		done
+		for f in $(mirror_tracked); do
+			printf '%s\n' "${added[@]}" | grep -qxF "$f" || { echo "  mirror: $f is not added by the series"; rc=1; }
+		done
+		for d in $(mirror_tracked | mirror_root | sort -u); do
+			[ -f "$TOP/$d/README.md" ] || { echo "  mirror: $d/README.md is missing"; rc=1; }
+		done
+	fi
+	result "mirror" $rc
+	# Every file the series adds has a maintainer section (F: patterns).
+	rc=0
+	while read -r f; do
+		(cd "$applied" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
+			--no-rolestats --no-tree -f "$f" 2>/dev/null) |
+			grep -qv -e '^linux-kernel@vger.kernel.org$' -e '^$' ||
+			{ echo "  MAINTAINERS: no section covers $f"; rc=1; }
+	done < <(git -C "$applied" diff --name-only --diff-filter=A "$BASE_TAG" HEAD)
+	result "MAINTAINERS covers the added files" $rc
+	if [ "$(readme_block series)" = "$(series_list)" ]; then
+		tally pass
+	else
+		tally fail "README.md's patch list is not patches/series: run 'scripts/tree/export.sh --docs'"
+	fi
+	# The tree we build and test must be what patches/ says.
+	if [ -n "$(git -C "$LINUX" diff "$BRANCH" HEAD --stat)" ] ||
+	   [ -n "$(git -C "$LINUX" diff HEAD "$(git -C "$applied" rev-parse HEAD)" --stat)" ]; then
+		echo "  build/linux differs from patches/: run 'make export' (or remove build/linux)"
+		result "build/linux is patches/" 1
+	fi
+}
+
+step_buildcheck() { tally_sub "$TOP/scripts/check/buildcheck.sh"; }
+step_smallcache() { tally_sub "$TOP/scripts/check/smallcache.sh"; }
+step_kunit_uml() { tally_sub "$TOP/scripts/check/kunit.sh" uml; }
+
+# build_kernels VARIANT: the base and patched kernels of VARIANT (test,
+# norseq), whose steps then run; built[VARIANT] is 0 when both built.
+declare -A built=()
+build_kernels() {
+	local v=$1 k rc=0 sfx=${1#test}
+	for k in base patched; do
+		"$TOP/scripts/tree/build.sh" "$v" "$k" >"$LOGS/build-$k${sfx:+-$sfx}.log" 2>&1 ||
+			{ tail -20 "$LOGS/build-$k${sfx:+-$sfx}.log" | sed 's/^/  | /'; rc=1; }
+	done
+	built[$v]=$rc
+	result "build the $v kernels (logs: build/logs/build-{base,patched}${sfx:+-$sfx}.log)" $rc
+}
+with_kernels() {	# with_kernels VARIANT COMMAND...: a step that needs them
+	local v=$1
+	shift
+	if [ "${built[$v]:-1}" -eq 0 ]; then tally_sub "$@"; else tally fail "no $v kernels for ${1##*/}"; fi
+}
+step_kernels() { build_kernels test; }
+step_modcheck() { with_kernels test "$TOP/scripts/check/modcheck.sh" base patched; }
+step_vm() { with_kernels test "$TOP/scripts/check/vm-test.sh"; }
+step_kunit_x86_64() { with_kernels test "$TOP/scripts/check/kunit.sh" x86_64; }
+step_kunit_i386() { tally_sub "$TOP/scripts/check/kunit.sh" i386; }
+step_selftests() { with_kernels test "$TOP/scripts/check/selftest.sh" base patched; }
+step_kernels_norseq() { build_kernels norseq; }
+step_kunit_norseq() { with_kernels norseq "$TOP/scripts/check/kunit.sh" norseq; }
+step_selftests_norseq() { with_kernels norseq "$TOP/scripts/check/selftest.sh" --only rss_stat base:norseq patched:norseq; }
+step_kunit_arm64() { tally_sub "$TOP/scripts/check/kunit.sh" arm64; }
+
+n=0
+for s in "${STEPS[@]}"; do
+	n=$((n + 1))
+	say "[$n/${#STEPS[@]}] ${s#*|}"
+	"step_${s%%|*}"
+done
+tally_end ""

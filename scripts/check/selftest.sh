@@ -1,0 +1,262 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build and install the kselftests of the patched tree, then run them in the
+# guest (scripts/guest/selftest-guest) on each kernel named: base, patched (the
+# test kernels), base:VARIANT or patched:VARIANT (their kernel of that
+# variant, such as norseq), kcsan (patched:kcsan, slow) or a bzImage path.
+#   - mm's run_vmtests.sh: the categories the series adds to it (rss_stat)
+#     and the upstream ones whose tests fault, unmap, reclaim or reap
+#     memory, that is, change rss_stat, and that finish in minutes under TCG;
+#   - run_kselftest.sh: upstream's proc and rseq targets (rseq: mm_cid, see
+#     RSEQ_ARGS), and any target the series adds (a directory of its own
+#     under selftests/).
+# Rules: a test the series adds (a run_vmtests.sh category, a target, or a
+# test it adds to an existing target's Makefile) that gives no result is a
+# failure, and so is, on a kernel with the series, one of its cases that
+# skips; so is a guest whose kernel log shows an oops, a WARN or "Bad
+# rss-counter state"; so is an upstream test of the targets in
+# SAME_TARGETS (rseq) whose outcome on a kernel differs from the base's.
+# --only series: only the tests the series adds (make check-kcsan);
+# --only TARGET: only that kselftest target (rseq); --only CATEGORY: only
+# that run_vmtests.sh category; --only NAME: only the kselftest_harness
+# tests NAME of the series' mm tests (-t NAME) (make mutate).
+# --base-tap FILE: the base's TAP of an earlier run of the same tests,
+# for the outcome comparison, instead of booting base (make mutate: its
+# mutants change neither the base kernel nor the tests).
+# usage: scripts/check/selftest.sh [--only series|TARGET|CATEGORY|NAME] [--base-tap FILE] KERNEL...
+# Prints "kselftests: N passed, N failed, N skipped" on the last line;
+# exits 1 on a failure, 3 when the kselftests do not build.
+set -euo pipefail
+. "$(dirname "$0")/../lib/lib.sh"
+need_deps build vm check
+
+only='' base_tap=''
+if [ "${1:-}" = --only ]; then only=${2:?--only needs series, a target, a category or a test name}; shift 2; fi
+if [ "${1:-}" = --base-tap ]; then base_tap=${2:?--base-tap needs a file}; shift 2; fi
+[ -z "$base_tap" ] || [ -s "$base_tap" ] || die "--base-tap $base_tap: no such TAP file"
+[ $# -gt 0 ] || die "usage: selftest.sh [--only series|TARGET|CATEGORY|NAME] KERNEL... (base, patched, NAME:VARIANT, kcsan or a bzImage path)"
+need_tree "$LINUX"
+ksft=tools/testing/selftests
+
+# Upstream targets that run_kselftest.sh runs (mm runs by run_vmtests.sh),
+# and the upstream mm categories. Left out: "mmap" (map_populate needs
+# socketpair(), and the guest has no CONFIG_NET) and "soft_dirty" (no
+# CONFIG_MEM_SOFT_DIRTY).
+UPSTREAM_TARGETS="proc rseq"
+MM_CATEGORIES=${MM_CATEGORIES:-madv_populate mlock process_mrelease mkdirty}
+# Upstream tests left out: proc's that need namespaces (PID, IPC, NET)
+# that the guest kernel does not build (none of them reads rss_stat).
+EXCLUDE="proc:proc-loadavg-001 proc:setns-dcache proc:setns-sysvipc"
+# rseq's run_param_test.sh runs param_test and its three variants (the
+# mm_cid ones among them) for each of 8 tests, 37 times: with default
+# parameters, then with delays injected at each of 9 points of the
+# critical sections, then with yields, signals and sleeps at 3 of them:
+# 1184 runs of 24 threads, about 50 minutes per kernel under TCG at -smp 4
+# here (135 runs took 6 minutes), too long for make check. So make check
+# runs its default-parameter pass (32 runs: every test, every variant)
+# and the other rseq tests in full; RSEQ_PARAM=full runs all of it.
+RSEQ_PARAM=${RSEQ_PARAM:-default}
+case $RSEQ_PARAM in
+default) EXCLUDE="$EXCLUDE rseq:run_param_test.sh" ;;
+full)	;;
+*)	die "RSEQ_PARAM=$RSEQ_PARAM: want default or full" ;;
+esac
+# Targets whose upstream tests must give the same outcome on every kernel
+# as on the base (issue 18: mm_cid).
+SAME_TARGETS="rseq"
+
+# The tests the series adds, found once: the targets it adds, the tests
+# it adds to the upstream targets (what `make emit_tests` lists in the
+# patched tree and not in the base), and its run_vmtests.sh tests
+# ("CATEGORY PROGRAM").
+emit_tests() {	# emit_tests TREE TARGET: "TARGET:TEST" lines of the target's Makefile
+	[ ! -f "$1/$ksft/$2/Makefile" ] ||
+		make -s --no-print-directory -C "$1/$ksft/$2" COLLECTION="$2" emit_tests
+}
+mapfile -t series_targets < <(git -C "$LINUX" diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- "$ksft" |
+	sed -n "s,^$ksft/\\([^/]*\\)/Makefile\$,\\1,p")
+series_added=()
+for t in $UPSTREAM_TARGETS ${series_targets[@]+"${series_targets[@]}"}; do
+	mapfile -t -O ${#series_added[@]} series_added < <(LC_ALL=C comm -13 \
+		<(emit_tests "$BASE" "$t" | LC_ALL=C sort) <(emit_tests "$LINUX" "$t" | LC_ALL=C sort))
+done
+mapfile -t series_mm < <(git -C "$LINUX" diff "$BASE_TAG" HEAD -- "$ksft/mm/run_vmtests.sh" |
+	sed -n 's/^+CATEGORY="\([^"]*\)" run_test \.\/\([^ ]*\).*/\1 \2/p' | sort -u)
+[ $((${#series_added[@]} + ${#series_mm[@]})) -gt 0 ] ||
+	die "the series adds no kselftest (no target, no test in a target's Makefile, no run_vmtests.sh category)"
+
+# What this run runs: targets (run_kselftest.sh), mm categories, and the
+# harness filter of --only NAME (for the series' mm programs).
+mm_programs=$(printf '%s\n' ${series_mm[@]+"${series_mm[@]}"} | cut -s -d' ' -f2 | sort -u | tr '\n' ' ')
+targets="$UPSTREAM_TARGETS ${series_targets[*]}" harness='' mm_direct=''
+case $only in
+'')	;;
+series)	targets="${series_targets[*]} $(printf '%s\n' ${series_added[@]+"${series_added[@]}"} | cut -s -d: -f1 | sort -u | tr '\n' ' ')"
+	MM_CATEGORIES='' ;;
+*)	if ksft_target "$only"; then
+		targets=$only MM_CATEGORIES=''
+	elif grep -q "^CATEGORY=\"$only\" " "$LINUX/$ksft/mm/run_vmtests.sh"; then
+		# a category of the series: its programs, on their own (below)
+		mm_direct=$(printf '%s\n' ${series_mm[@]+"${series_mm[@]}"} | awk -v c="$only" '$1 == c { printf "%s%s", s, $2; s = " " }')
+		targets='' MM_CATEGORIES=$only
+		[ -z "$mm_direct" ] || MM_CATEGORIES=''
+	else
+		[ -n "$mm_programs" ] || die "--only $only: no target, no run_vmtests.sh category, and the series adds no mm test"
+		targets='' MM_CATEGORIES='' harness=$only
+	fi
+	series_mm=() ;;
+esac
+# The series' categories run as programs of their own (selftest-guest
+# --mm-programs), the upstream ones through run_vmtests.sh.
+for t in ${series_mm[@]+"${series_mm[@]}"}; do
+	mm_direct="${mm_direct:+$mm_direct }${t#* }"
+done
+read -r -a targets <<<"$targets"
+# mm is built for run_vmtests.sh and the harness runs.
+build_targets=${targets[*]}
+[ -z "$MM_CATEGORIES$mm_direct$harness" ] || build_targets="$build_targets mm"
+
+out=$LINUX/.out-ksft
+inst=$out/install
+say "kselftests: building $build_targets (~3 min; log: build/logs/ksft-build.log)"
+{
+	make -C "$LINUX" O="$out" headers
+	# Debian's 6.12 tree: mm/khugepaged.c uses ksft_print_msg() without
+	# including kselftest.h; include it for every mm test instead of
+	# patching the base.
+	rm -rf "$inst"
+	make -C "$LINUX/$ksft" O="$out" -j"$JOBS" \
+		TARGETS="$build_targets" KSFT_INSTALL_PATH="$inst" \
+		EXTRA_CFLAGS="-include $LINUX/$ksft/kselftest.h" install
+} >"$LOGS/ksft-build.log" 2>&1 || { tail -30 "$LOGS/ksft-build.log" >&2; die_build "building the kselftests failed"; }
+# A target that fails to build is silently left out of the install.
+for t in $build_targets; do
+	grep -q "^$t:" "$inst/kselftest-list.txt" ||
+		die_build "kselftest target $t was not installed (see build/logs/ksft-build.log)"
+done
+
+# The guest's command line: every installed test of the targets (with
+# --only series, the series' own), the mm categories, the harness filter.
+args=()
+while read -r t; do
+	[[ " $EXCLUDE " != *" $t "* ]] || continue
+	[[ " ${targets[*]} " == *" ${t%%:*} "* ]] || continue
+	[ "$only" != series ] || [[ " ${series_added[*]} " == *" $t "* ]] ||
+		[[ " ${series_targets[*]} " == *" ${t%%:*} "* ]] || continue
+	args+=(-t "$t")
+done <"$inst/kselftest-list.txt"
+if [[ " ${targets[*]} " == *" rseq "* ]] && [ "$RSEQ_PARAM" = default ] && [ "$only" != series ]; then
+	args+=(--param-test-default)
+fi
+[ -z "$MM_CATEGORIES" ] || args+=(--mm "$MM_CATEGORIES")
+[ -z "$mm_direct" ] || args+=(--mm-programs "$mm_direct")
+# shellcheck disable=SC2206 # one program a word
+[ -z "$harness" ] || args+=(--harness "$harness" $mm_programs)
+
+# TAP results of a guest run $1: tap_count prints "PASSED FAILED SKIPPED";
+# tap_outcomes TARGET prints "TEST ok|fail|skip" for run_kselftest.sh's
+# lines of that target.
+tap_count() {
+	awk '/^ok / { if (/# SKIP/) s++; else p++ } /^not ok / { f++ }
+	     END { print p + 0, f + 0, s + 0 }' "$1"
+}
+tap_outcomes() {
+	sed -n -E "s/^(not )?ok [0-9]+ selftests: $2: ([^ ]+)( # SKIP)?.*/\\2 \\1\\3/p" "$1" |
+		awk '{ print $1, $2 == "not" ? "fail" : $2 == "#" ? "skip" : "ok" }' | LC_ALL=C sort
+}
+# The skipped cases ("# ok N NAME # SKIP") in the output of test $2 of
+# run $1: from its header line (run_vmtests.sh's "# running ./TEST",
+# runner.sh's "# selftests: TARGET: TEST") to its result line.
+skipped_cases() {
+	awk -v t="$2" '/^(not )?ok / { in_t = 0 }
+		$0 ~ "^# (running \\./|selftests: [^ ]+: )" t "( |$)" { in_t = 1 }
+		in_t && /^# (# )?ok [0-9]+ .* # SKIP/ { sub(/^# (# )?/, ""); print }' "$1"
+}
+
+# rules KERNEL TAP: the failures that the TAP counts do not show, one a line.
+rules() {
+	local k=$1 tap=$2 t
+	for t in ${series_mm[@]+"${series_mm[@]}"}; do
+		grep -Eq "^(not )?ok mm: [0-9]+ ${t#* }( |$)" "$tap" ||
+			echo "$k: no result from mm test ${t#* } (run_vmtests.sh -t ${t% *})"
+	done
+	for t in ${series_added[@]+"${series_added[@]}"}; do
+		[[ " ${targets[*]} " == *" ${t%%:*} "* ]] || continue
+		grep -Eq "^(not )?ok [0-9]+ selftests: ${t%%:*}: ${t#*:}( |$)" "$tap" ||
+			echo "$k: no result from kselftest $t, which the series adds"
+	done
+	for t in ${series_targets[@]+"${series_targets[@]}"}; do
+		[[ " ${targets[*]} " == *" $t "* ]] || continue
+		grep -Eq "^(not )?ok [0-9]+ selftests: $t: " "$tap" ||
+			echo "$k: no result from kselftest target $t"
+	done
+	# With the series, a skipped case of its tests is a failure
+	# (fail_function or tracing would be missing).
+	[ "$k" != base ] && [[ $k != base:* ]] || return 0
+	for t in ${series_mm[@]+"${series_mm[@]#* }"} ${series_added[@]+"${series_added[@]#*:}"}; do
+		skipped_cases "$tap" "$t" | awk -v k="$k" '{ print k ": a test of the series skipped: " $0 }'
+	done
+}
+
+declare -A tap_of
+[ -z "$base_tap" ] || tap_of[base]=$base_tap
+for k in "$@"; do
+	name=$(basename "${k/:/-}")
+	tap=$LOGS/ksft-$name.tap
+	image=$k slow=() vmargs=()
+	case $k in
+	base|patched)	image=$(kernel_image "$k" test) ;;
+	base:*|patched:*) image=$(kernel_image "${k%%:*}" "${k#*:}") ;;
+	kcsan)		image=$(kernel_image patched kcsan) slow=(--slow)
+			# Slow under TCG, slower on a loaded host: a grace-period
+			# kthread can wait its turn for 21 s (the default). Real
+			# stalls still show, after 100 s.
+			vmargs=(--append rcupdate.rcu_cpu_stall_timeout=100) ;;
+	esac
+	say "kselftests: booting the $k kernel, -smp $GUEST_ONLINE of $GUEST_POSSIBLE (TAP: ${tap#"$TOP"/})"
+	set +e
+	# run_kselftest.sh needs coreutils timeout (--foreground), not busybox's.
+	"$TOP/scripts/guest/vm" --kernel "$image" --online "$GUEST_ONLINE" --possible "$GUEST_POSSIBLE" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \
+		--log "$BUILD/vm/ksft-$name" --dir "$inst:/ksft" --add /bin/bash \
+		--add /usr/bin/timeout --add "$TOP/scripts/guest/selftest-guest" \
+		-- "$TOP/scripts/guest/selftest-guest" ${slow[@]+"${slow[@]}"} ${args[@]+"${args[@]}"} >"$tap" 2>&1
+	rc=$?
+	set -e
+	tap_of[$k]=$tap
+	read -r p f s < <(tap_count "$tap")
+	# Show the output of each failing test: the "#" lines before it.
+	awk '/^# selftests: |^# running /{buf = ""} /^# /{buf = buf "\n    " $0; next}
+	     /^not ok /{print "  " $0 buf} /^(not )?ok /{buf = ""}' "$tap" | head -80
+	mapfile -t bad < <(rules "$k" "$tap")
+	[ ${#bad[@]} -eq 0 ] || printf '  %s\n' "${bad[@]}"
+	f=$((f + ${#bad[@]}))
+	if [ "$rc" -ne 0 ]; then
+		tail -5 "$tap" | sed 's/^/    /'
+		echo "  $k: the guest run failed (status $rc; console: build/vm/ksft-$name/console.log)"
+		f=$((f + 1))
+	fi
+	echo "  $k: $p passed, $f failed, $s skipped"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+done
+
+# same_outcomes TARGET BASE-TAP TAP: a line for each test of TARGET (but
+# those the series adds) whose outcome in TAP is not the one in BASE-TAP.
+same_outcomes() {
+	local test a b
+	while read -r test a b; do
+		[[ " ${series_added[*]} " == *" $1:$test "* ]] || [ "$a" = "$b" ] ||
+			echo "$1:$test: $b, but $a on the base"
+	done < <(LC_ALL=C join -a 1 -a 2 -e none -o 0,1.2,2.2 <(tap_outcomes "$2" "$1") <(tap_outcomes "$3" "$1"))
+}
+if [ -n "${tap_of[base]:-}" ]; then
+	for t in $SAME_TARGETS; do
+		[[ " ${targets[*]} " == *" $t "* ]] || continue
+		for k in "$@"; do
+			[ "$k" != base ] || continue
+			mapfile -t bad < <(same_outcomes "$t" "${tap_of[base]}" "${tap_of[$k]}")
+			[ ${#bad[@]} -eq 0 ] || printf '  %s\n' "${bad[@]/#/$k: }"
+			failed=$((failed + ${#bad[@]}))
+		done
+	done
+fi
+tally_end kselftests

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0
+# Paths, messages, exit codes and the host: what every script uses. Sourced by scripts/lib/lib.sh, never run.
+# shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
+
+BUILD=${BUILD:-$TOP/build}
+# The kernel git tree holding base + series (the tree developers hack in),
+# and a worktree of the pristine base next to it.
+LINUX=${LINUX:-$BUILD/linux}
+BASE=${BASE:-$BUILD/base}
+BASE_TAG=lazy-rss-base
+BRANCH=lazy-rss
+JOBS=${JOBS:-$(nproc)}
+
+say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+
+# How a script ends, which make check and make mutate read: 0 when all
+# its checks passed, 1 when a check failed, 2 on an error (bad input,
+# a missing tree: die), 3 when it could not build what it tests (a
+# mutant that breaks the build is not caught by it: die_build).
+EXIT_FAIL=1 EXIT_ERROR=2 EXIT_NOBUILD=3
+die() { printf 'error: %s\n' "$*" >&2; exit "$EXIT_ERROR"; }
+die_build() { printf 'error: %s\n' "$*" >&2; exit "$EXIT_NOBUILD"; }
+
+# Logs of every step: build/logs/ (make check names each one it writes).
+LOGS=$BUILD/logs
+mkdir -p "$LOGS"
+# The one git identity of the commits the tree scripts make (the base
+# commit, git am in our worktrees): the author of patches/.
+GIT_NAME="lazy-rss developers" GIT_EMAIL=lazy-rss@example.org
+git_id() {	# git_id TREE ARGS...: git in TREE, with our identity if it has none
+	local t=$1; shift
+	if git -C "$t" config user.email >/dev/null; then
+		git -C "$t" "$@"
+	else
+		git -C "$t" -c user.name="$GIT_NAME" -c user.email="$GIT_EMAIL" "$@"
+	fi
+}
+
+# Install the Debian package groups of scripts/setup/deps.sh that a script needs
+# (quick when they are there). make check's deps test reads these calls.
+need_deps() { "$TOP/scripts/setup/deps.sh" "$@"; }
+
+# ccache keyed on paths relative to the tree, so that a fresh clone of this
+# repository in another directory still hits the cache (CI does that).
+use_ccache() {
+	command -v ccache >/dev/null || die "ccache not found (run scripts/setup/deps.sh build)"
+	export CCACHE_NOHASHDIR=1
+	export CCACHE_BASEDIR=$BUILD
+	export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
+	export KBUILD_BUILD_USER=lazy-rss KBUILD_BUILD_HOST=build
+	CC_CCACHE="ccache gcc"
+	export CC_CCACHE
+}
+
+# need_space MIB WHAT: die unless the file system of build/ has MIB MiB
+# free for WHAT, rather than fail half-way with "No space left on device".
+need_space() {
+	local free
+	free=$(df -m --output=avail "$BUILD" | tail -n 1 | tr -d ' ')
+	[[ $free =~ ^[0-9]+$ ]] || die "cannot read the free space of $BUILD (df -m)"
+	[ "$free" -ge "$1" ] ||
+		die "$2 needs $1 MiB free under ${BUILD}, the file system has $free MiB left"
+}
+
+need_tree() {
+	[ -d "$1/.git" ] || [ -f "$1/.git" ] ||
+		die "$1 is not a kernel git tree: run 'make tree' first"
+}
+
+# The Linux version of the tree $1, which must be a 6.12.y.
+kernel_version() {
+	local v
+	v=$(make -s -C "$1" kernelversion 2>/dev/null) || die "cannot read the kernel version of $1"
+	case $v in
+	6.12|6.12.*) echo "$v" ;;
+	*) die "$1 is Linux $v; the series is for 6.12.y" ;;
+	esac
+}
+
+# worktree_at_base DIR: DIR is a detached worktree of build/linux at the
+# base (tag lazy-rss-base) with no change: added when missing, else reset
+# (an interrupted git am aborted, changes to tracked files dropped).
+worktree_at_base() {
+	if [ ! -e "$1/.git" ]; then
+		git -C "$LINUX" worktree add -q --detach "$1" "$BASE_TAG" || die "cannot add the worktree $1"
+		return
+	fi
+	git -C "$1" am --abort >/dev/null 2>&1 || true
+	{ git -C "$1" checkout -q -f --detach "$BASE_TAG" && git -C "$1" reset -q --hard; } ||
+		die "cannot reset the worktree $1 to $BASE_TAG"
+}
+
+# The project's shell scripts, one path a line: scripts/ (the sourced
+# helpers of scripts/lib/ too) and .ci/run. make lint checks them all;
+# host_scripts leaves out those that run in a guest (scripts/guest/init,
+# scripts/guest/*-guest), whose programs the guest gets from the host.
+shell_scripts() {
+	local f
+	git -C "$TOP" ls-files -co --exclude-standard -- scripts .ci | while read -r f; do
+		case $f in
+		*.sh) echo "$TOP/$f" ;;
+		*.*)  ;;
+		*)    head -1 "$TOP/$f" | grep -q '^#!/bin/\(bash\|sh\|busybox sh\)' && echo "$TOP/$f" ;;
+		esac
+	done
+}
+host_scripts() { shell_scripts | grep -v -e '/scripts/guest/init$' -e '/scripts/guest/[^/]*-guest$'; }

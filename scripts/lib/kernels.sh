@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# The kernels: the registry ./kernels, the variants, their trees and images, their configs. Sourced by scripts/lib/lib.sh, never run.
+# shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
+
+# The kernels: the registry ./kernels, one line each, NAME PATCHES BOOT
+# DESCRIPTION separated by tabs (see its header).
+KERNELS_FILE=$TOP/kernels
+kernel_names() {	# every NAME, in the registry's order, one a line
+	awk -F'\t+' '!/^#/ && NF >= 4 { print $1 }' "$KERNELS_FILE"
+}
+kernel_field() {	# kernel_field NAME patches|boot|desc
+	local n
+	case $2 in patches) n=2 ;; boot) n=3 ;; desc) n=4 ;; *) die "kernel_field: no field $2" ;; esac
+	awk -F'\t+' -v k="$1" -v n="$n" '!/^#/ && NF >= 4 && $1 == k { print $n; found = 1; exit }
+		END { exit !found }' "$KERNELS_FILE" ||
+		die "unknown kernel '$1' (the kernels of ${KERNELS_FILE#"$TOP"/}: $(kernel_names | paste -sd' '))"
+}
+kernel_boot() {	# the kernel command line that NAME's guests add (may be empty)
+	local b
+	b=$(kernel_field "$1" boot) || exit
+	[ "$b" = - ] || echo "$b"
+}
+# The bench tree of NAME: build/bench-FIRST, FIRST being the first kernel
+# of the registry with NAME's patches (lazyoff: build/bench-patched).
+bench_tree() {
+	local p
+	p=$(kernel_field "$1" patches) || exit
+	echo "$BUILD/bench-$(awk -F'\t+' -v p="$p" '!/^#/ && NF >= 4 && $2 == p { print $1; exit }' "$KERNELS_FILE")"
+}
+# Guest kernel variants (scripts/tree/build.sh): test (guest + debug options),
+# bench (guest only), kasan and kcsan (test + KASAN or KCSAN), norseq
+# (test without rseq, so without mm_cid), irqsoff (bench + the irqsoff
+# tracer).
+VARIANTS="test bench kasan kcsan irqsoff norseq"
+variant_ok() { [[ " $VARIANTS " == *" $1 "* ]]; }
+# kernel_tree NAME VARIANT: the source tree of that kernel: the base and
+# the patched test kernels (every variant but bench) are built in
+# build/base and build/linux, the others in their bench tree.
+kernel_tree() {
+	variant_ok "$2" || die "unknown kernel variant '$2' ($VARIANTS)"
+	case $2/$1 in
+	bench/*|irqsoff/*) bench_tree "$1" ;;
+	*/base)		echo "$BASE" ;;
+	*/patched)	echo "$LINUX" ;;
+	*)		bench_tree "$1" ;;
+	esac
+}
+kernel_image() {	# kernel_image NAME VARIANT: the bzImage scripts/tree/build.sh makes
+	local t
+	t=$(kernel_tree "$1" "$2") || exit
+	echo "$t/.out-$2/arch/x86/boot/bzImage"
+}
+
+# Every CONFIG_X=v of fragment $1 must hold in .config $2 ("=n" means unset).
+# When fragments set a symbol twice, the last one wins, as in kconfig.
+check_config() {
+	local bad=0 line sym val
+	while IFS= read -r line; do
+		sym=${line%%=*} val=${line#*=}
+		if [ "$val" = n ]; then
+			grep -q "^$sym=" "$2" || continue
+		else
+			grep -qxF "$sym=$val" "$2" && continue
+		fi
+		printf 'config: %s requested, .config has: %s\n' "$line" \
+			"$(grep -E "^(# )?${sym}[= ]" "$2" || echo "(not visible)")" >&2
+		bad=1
+	done < <(awk -F= '/^CONFIG_[A-Za-z0-9_]*=/ { last[$1] = $0; order[NR] = $1 }
+			END { for (i = 1; i <= NR; i++) if (order[i] in last) { print last[order[i]]; delete last[order[i]] } }' "$1")
+	return $bad
+}

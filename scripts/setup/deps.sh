@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install the Debian packages a step needs, only those that are missing.
+# usage: scripts/setup/deps.sh GROUP...   (groups: build vm check bench arm64)
+set -euo pipefail
+
+declare -A pkgs=(
+	[build]="linux-source-6.12 gcc make flex bison bc libelf-dev libssl-dev
+		 cpio xz-utils ccache python3 git perl kmod"
+	[vm]="qemu-system-x86 busybox-static cpio"
+	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
+		 gcc-s390x-linux-gnu shfmt"
+	[arm64]="gcc-aarch64-linux-gnu qemu-system-arm"
+	[bench]="numactl stress-ng linux-perf gnuplot-nox dpkg-dev patch pkg-config libglib2.0-dev"
+)
+
+want=()
+for group in "$@"; do
+	[ -n "${pkgs[$group]:-}" ] || { echo "error: unknown package group '$group' (${!pkgs[*]})" >&2; exit 2; }
+	# -d '': the whole group, across its newlines (read stops at EOF).
+	read -r -d '' -a list <<<"${pkgs[$group]}" || true
+	want+=("${list[@]}")
+done
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}" >&2
+sudo=''
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+if ! { $sudo apt-get update -qq &&
+       $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"${TMPDIR:-/tmp}/lazy-rss-apt.log" 2>&1; then
+	still=()
+	for p in "${missing[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || still+=("$p")
+	done
+	echo "error: could not install: ${still[*]} (apt log: ${TMPDIR:-/tmp}/lazy-rss-apt.log)" >&2
+	exit 1
+fi
