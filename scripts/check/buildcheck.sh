@@ -35,10 +35,9 @@ if base_w=$(warnings base) && new_w=$(warnings patched); then
 		tally fail "new warnings:"
 		printf '  new warning: %s\n' "${added[@]}"
 	else
-		tally pass
+		tally pass "no new W=1 or sparse warning in the series' objects"
 	fi
 else
-	echo "buildcheck: the series' objects do not compile (logs: build/logs/buildcheck-{base,patched}.log)"
-	exit "$EXIT_NOBUILD"
+	die_build "buildcheck: the series' objects do not compile (logs: build/logs/buildcheck-{base,patched}.log)"
 fi
 tally_end buildcheck

@@ -3,7 +3,10 @@
 # make check: every check of the project, in order, one progress line per
 # step (what it does, and how long it takes cold on 2 cores), ending with
 # the plain line "N passed, N failed, N skipped". Logs: build/logs/.
-# Each step is a function step_NAME, listed in STEPS with its line.
+# Each step is a function step_NAME, listed in STEPS with its line. Every
+# check of every step is a JSON line of build/logs/results-check.sh.jsonl
+# (scripts/lib/tally.sh), with its step's NAME; the closing line is
+# computed from them (scripts/check/results.py).
 # --full (make check-full): then the kernels make check has no time for.
 set -uo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
@@ -19,7 +22,7 @@ fi
 STEPS=(
 	"deps|scripts/setup/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
 	"lint|shellcheck of the scripts (make lint; seconds)"
-	"unit|unit tests of the tooling: the bench report (scripts/bench/test_report.py), the KUnit results (scripts/check/test_kunit_summary.py; seconds)"
+	"unit|unit tests of the tooling, scripts/*/test_*.py: the bench report, the KUnit and kselftest parsers, the results and the tally (seconds)"
 	"checkpatch|checkpatch --strict on the patches of patches/series (~1 min)"
 	"apply|the series applies to the base with git am, in the order of patches/series"
 	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match patches/"
@@ -45,7 +48,7 @@ case ${1:-} in
 esac
 
 result() {	# result NAME STATUS: one check passed or failed
-	if [ "$2" -eq 0 ]; then tally pass; else tally fail "$1"; fi
+	if [ "$2" -eq 0 ]; then tally pass "$1"; else tally fail "$1"; fi
 }
 # checked NAME LOG COMMAND...: one check, COMMAND's output in LOG, whose
 # end is shown when it fails.
@@ -60,9 +63,11 @@ checked() {
 
 step_deps() { tally_sub "$TOP/scripts/check/deps-test.sh"; }
 step_lint() { checked shellcheck "$LOGS/lint.log" make -s -C "$TOP" lint; }
-step_unit() {
-	checked scripts/bench/test_report.py "$LOGS/report-test.log" python3 "$TOP/scripts/bench/test_report.py"
-	checked scripts/check/test_kunit_summary.py "$LOGS/kunit-summary-test.log" python3 "$TOP/scripts/check/test_kunit_summary.py"
+step_unit() {	# every scripts/*/test_*.py
+	local t
+	for t in "$TOP"/scripts/*/test_*.py; do
+		checked "${t#"$TOP"/}" "$LOGS/unit-$(basename "$t" .py).log" python3 "$t"
+	done
 }
 
 step_checkpatch() {
@@ -122,7 +127,7 @@ step_generated() {
 	done < <(git -C "$applied" diff --name-only --diff-filter=A "$BASE_TAG" HEAD)
 	result "MAINTAINERS covers the added files" $rc
 	if [ "$(readme_block series)" = "$(series_list)" ]; then
-		tally pass
+		tally pass "README.md's patch list is patches/series"
 	else
 		tally fail "README.md's patch list is not patches/series: run 'scripts/tree/export.sh --docs'"
 	fi
@@ -170,6 +175,7 @@ n=0
 for s in "${STEPS[@]}"; do
 	n=$((n + 1))
 	say "[$n/${#STEPS[@]}] ${s#*|}"
+	export STEP=${s%%|*}
 	"step_${s%%|*}"
 done
 tally_end ""

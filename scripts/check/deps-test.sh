@@ -104,7 +104,7 @@ while read -r script groups cmds; do
 	elif [ ${#unknown[@]} -gt 0 ]; then
 		tally skip "$name: ${unknown[*]} not on this machine (deps.sh ${groups//,/ } is not installed)"
 	else
-		tally pass
+		tally pass "$name (deps.sh ${groups//,/ })"
 	fi
 done < <(awk '{ k = $1 " " $2; if (!(k in c)) order[n++] = k; c[k] = c[k] "," $3 }
 	     END { for (i = 0; i < n; i++) print order[i], substr(c[order[i]], 2) }' <<<"$uses")

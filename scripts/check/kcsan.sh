@@ -11,7 +11,7 @@ need_deps build vm check
 
 say "[1/3] building the patched/kcsan kernel (cold: ~12 min; log: build/logs/build-kcsan.log)"
 if "$TOP/scripts/tree/build.sh" kcsan patched >"$LOGS/build-kcsan.log" 2>&1; then
-	tally pass
+	tally pass "the patched KCSAN kernel builds" "$LOGS/build-kcsan.log"
 	say "[2/3] KUnit on the KCSAN kernel, QEMU -smp $GUEST_ONLINE"
 	tally_sub "$TOP/scripts/check/kunit.sh" kcsan
 	say "[3/3] the series' selftests in a KCSAN guest, -smp $GUEST_ONLINE"

@@ -86,8 +86,7 @@ say "kunit $arch: $what (log: ${log#"$TOP"/})"
 : >"$log"
 if [ "$build" = 1 ] && ! kunit build "${common[@]}" --jobs="$JOBS"; then
 	tail -30 "$log" | sed 's/^/  | /' >&2
-	echo "kunit-$arch: the KUnit kernel did not build (log: ${log#"$TOP"/})"
-	exit "$EXIT_NOBUILD"
+	die_build "kunit-$arch: the KUnit kernel did not build (log: ${log#"$TOP"/})"
 fi
 json=$LOGS/kunit-$arch.json
 rm -f "$json"
@@ -96,22 +95,23 @@ kunit exec "${common[@]}" ${exec_args[@]+"${exec_args[@]}"} --timeout="$timeout"
 	--json="$json" ${KUNIT_FILTER:+"$KUNIT_FILTER"}
 rc=$?
 set -e
-# The counts come from kunit.py's parse of the kernel's KTAP, as JSON.
-if ! summary=$(python3 "$TOP/scripts/check/kunit_summary.py" "$json"); then
+# The results come from kunit.py's parse of the kernel's KTAP, as JSON:
+# a record per case.
+before=$(wc -l <"$RESULTS")
+if ! python3 "$TOP/scripts/check/kunit_summary.py" --records "kunit-$arch" "$json" >"$json.jsonl"; then
 	tail -30 "$log" | sed 's/^/  | /'
 	tally fail "kunit-$arch: kunit.py left no results (status $rc, log: ${log#"$TOP"/})"
 	tally_end "kunit-$arch" || exit
 fi
-read -r passed failed skipped <<<"$summary"
-if [ $((passed + failed + skipped)) -eq 0 ]; then
+if [ ! -s "$json.jsonl" ]; then
 	tail -30 "$log" | sed 's/^/  | /'
 	tally fail "kunit-$arch: no test ran: the kernel did not boot or crashed (kunit.py status $rc, log: ${log#"$TOP"/})"
 fi
-tail -n +2 <<<"$summary" | sed 's/^/    /' | head -40
+tally_records "$json.jsonl"
 if log_has_bad "$LINUX/$bdir/test.log"; then
 	tally fail "kunit $arch: the kernel reported a problem (log: $LINUX/$bdir/test.log)"
 fi
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+if [ "$rc" -ne 0 ] && [ "$(failures_since "$before")" -eq 0 ]; then
 	tail -20 "$log" | sed 's/^/  | /'
 	tally fail "kunit.py exited with status $rc"
 fi

@@ -31,7 +31,7 @@ for k in "$@"; do
 	say "modcheck: building scripts/check/modcheck against the $k test kernel (log: ${log#"$TOP"/})"
 	if make -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" M="$dir" modules >"$log" 2>&1 &&
 	   [ -f "$dir/modcheck.ko" ]; then
-		tally pass
+		tally pass "modcheck links against the $k test kernel" "$log"
 		continue
 	fi
 	missing=$(sed -n 's/.*modpost: "\([^"]*\)" \[.*\] undefined!.*/\1/p' "$log" | paste -sd' ')

@@ -22,11 +22,14 @@
 # rebuild only what a mutant changes). It first runs every step that the
 # mutants name on the unmutated tree, which must pass; then, for each
 # mutant: apply, run its steps in order until one fails (caught) or all
-# pass (missed), revert. A step's exit status says what happened
-# (scripts/lib/core.sh): 1, a test failed: caught; 3, it could not build what
-# it tests: the mutant breaks the build and is not caught; anything else
-# is an error of the step, not a catch. Each step's log, and the TAP of its
-# patched guest, stays in build/logs/mutant-NAME-STEP.{log,tap}. Prints a
+# pass (missed), revert. A step's results say what happened: each step
+# runs with a results file of its own (RESULTS, scripts/lib/tally.sh), and
+# scripts/check/results.py verdict reads it: fail, a test failed: caught;
+# nobuild, it could not build what it tests: the mutant breaks the build
+# and is not caught; error (or no result), an error of the step, not a
+# catch; an exit status that disagrees with the results is an error too.
+# Each step's log, results and the TAP of its patched guest stay in
+# build/logs/mutant-NAME-STEP.{log,jsonl,tap}. Prints a
 # table and "N caught, N missed"; exits non-zero when a mutant is missed or
 # does not apply.
 # usage: scripts/check/mutate.sh [PATTERN...]   (mutants whose file name contains
@@ -83,6 +86,8 @@ rm -f "$LOGS"/mutate-base-*.tap
 mutating=''
 run_step() {
 	steplog=$LOGS/mutate-${1//[:\/]/-}.log
+	: >"${steplog%.log}.jsonl"
+	export RESULTS=${steplog%.log}.jsonl STEP=$1
 	local what=${1#selftest:}
 	local base_tap=$LOGS/mutate-base-$what.tap
 	case $1 in
@@ -107,23 +112,27 @@ run_step() {
 			LINUX=$mut "$TOP/scripts/check/modcheck.sh" patched ;;
 	esac >"$steplog" 2>&1
 }
-# verdict STEP STATUS: what a step's exit status says of a mutant: empty
-# when it passed, the step when it caught it, "(...)" when it did not.
+# verdict STEP STATUS: what the results of a step (run_step) say of a
+# mutant: empty when it passed, the step when it caught it, "(...)" when
+# it did not. The exit status only has to agree.
 verdict() {
-	case $2 in
-	0)		;;
-	"$EXIT_FAIL")	echo "$1" ;;
-	"$EXIT_NOBUILD") echo "(build failed in $1)" ;;
-	*)		echo "(error in $1: status $2)" ;;
+	local v
+	v=$(python3 "$TOP/scripts/check/results.py" verdict "$RESULTS") || v="unreadable results"
+	case $v/$2 in
+	pass/0)		;;
+	fail/"$EXIT_FAIL") echo "$1" ;;
+	nobuild/*)	echo "(build failed in $1)" ;;
+	*)		echo "(error in $1: results say $v, status $2)" ;;
 	esac
 }
 elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
-# keep_logs MUTANT: the last step's log ($steplog, mutate-STEP.log), and the
-# TAP of its patched guest, under the mutant's name, before the next step or
+# keep_logs MUTANT: the last step's log ($steplog, mutate-STEP.log), its
+# results, and the TAP of its patched guest, under the mutant's name, before the next step or
 # mutant overwrites them; the log's copy in $kept.
 keep_logs() {
 	kept=$LOGS/mutant-$1-${steplog##*/mutate-}
 	cp "$steplog" "$kept"
+	cp "${steplog%.log}.jsonl" "${kept%.log}.jsonl"
 	[ ! -f "$LOGS/ksft-patched.tap" ] || mv "$LOGS/ksft-patched.tap" "${kept%.log}.tap"
 }
 
@@ -132,7 +141,7 @@ for s in "${steps[@]}"; do
 	t0=$(date +%s)
 	run_step "$s"
 	rc=$?
-	if [ "$rc" -ne 0 ]; then
+	if [ -n "$(verdict "$s" "$rc")" ]; then
 		tail -15 "$steplog" | sed 's/^/  | /'
 		die "baseline step $s fails on the unmutated tree (status $rc, log: ${steplog#"$TOP"/}): no mutant can be judged"
 	fi

@@ -24,8 +24,10 @@
 # for the outcome comparison, instead of booting base (make mutate: its
 # mutants change neither the base kernel nor the tests).
 # usage: scripts/check/selftest.sh [--only series|TARGET|CATEGORY|NAME] [--base-tap FILE] KERNEL...
-# Prints "kselftests: N passed, N failed, N skipped" on the last line;
-# exits 1 on a failure, 3 when the kselftests do not build.
+# Each test's result, each rule's failure and each guest's verdict is a
+# check (scripts/lib/tally.sh); prints "kselftests: N passed, N failed, N
+# skipped" on the last line; exits 1 on a failure, 3 when the kselftests
+# do not build.
 set -euo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
 need_deps build vm check
@@ -153,48 +155,31 @@ fi
 # shellcheck disable=SC2206 # one program a word
 [ -z "$harness" ] || args+=(--harness "$harness" $mm_programs)
 
-# TAP results of a guest run $1: tap_count prints "PASSED FAILED SKIPPED";
-# tap_outcomes TARGET prints "TEST ok|fail|skip" for run_kselftest.sh's
-# lines of that target.
-tap_count() {
-	awk '/^ok / { if (/# SKIP/) s++; else p++ } /^not ok / { f++ }
-	     END { print p + 0, f + 0, s + 0 }' "$1"
-}
-tap_outcomes() {
-	sed -n -E "s/^(not )?ok [0-9]+ selftests: $2: ([^ ]+)( # SKIP)?.*/\\2 \\1\\3/p" "$1" |
-		awk '{ print $1, $2 == "not" ? "fail" : $2 == "#" ? "skip" : "ok" }' | LC_ALL=C sort
-}
-# The skipped cases ("# ok N NAME # SKIP") in the output of test $2 of
-# run $1: from its header line (run_vmtests.sh's "# running ./TEST",
-# runner.sh's "# selftests: TARGET: TEST") to its result line.
-skipped_cases() {
-	awk -v t="$2" '/^(not )?ok / { in_t = 0 }
-		$0 ~ "^# (running \\./|selftests: [^ ]+: )" t "( |$)" { in_t = 1 }
-		in_t && /^# (# )?ok [0-9]+ .* # SKIP/ { sub(/^# (# )?/, ""); print }' "$1"
-}
+# The guests' TAP is read by scripts/check/ktap.py, the one parser of it.
+ktap() { python3 "$TOP/scripts/check/ktap.py" "$@"; }
 
-# rules KERNEL TAP: the failures that the TAP counts do not show, one a line.
+# rules KERNEL TAP: the failures that the TAP's results do not show, one a line.
 rules() {
 	local k=$1 tap=$2 t
 	for t in ${series_mm[@]+"${series_mm[@]}"}; do
-		grep -Eq "^(not )?ok mm: [0-9]+ ${t#* }( |$)" "$tap" ||
+		ktap has "$tap" mm "${t#* }" ||
 			echo "$k: no result from mm test ${t#* } (run_vmtests.sh -t ${t% *})"
 	done
 	for t in ${series_added[@]+"${series_added[@]}"}; do
 		[[ " ${targets[*]} " == *" ${t%%:*} "* ]] || continue
-		grep -Eq "^(not )?ok [0-9]+ selftests: ${t%%:*}: ${t#*:}( |$)" "$tap" ||
+		ktap has "$tap" "${t%%:*}" "${t#*:}" ||
 			echo "$k: no result from kselftest $t, which the series adds"
 	done
 	for t in ${series_targets[@]+"${series_targets[@]}"}; do
 		[[ " ${targets[*]} " == *" $t "* ]] || continue
-		grep -Eq "^(not )?ok [0-9]+ selftests: $t: " "$tap" ||
+		[ -n "$(ktap outcomes "$tap" "$t")" ] ||
 			echo "$k: no result from kselftest target $t"
 	done
 	# With the series, a skipped case of its tests is a failure
 	# (fail_function or tracing would be missing).
 	[ "$k" != base ] && [[ $k != base:* ]] || return 0
 	for t in ${series_mm[@]+"${series_mm[@]#* }"} ${series_added[@]+"${series_added[@]#*:}"}; do
-		skipped_cases "$tap" "$t" | awk -v k="$k" '{ print k ": a test of the series skipped: " $0 }'
+		ktap skipped "$tap" "$t" | awk -v k="$k" '{ print k ": a test of the series skipped: " $0 }'
 	done
 }
 
@@ -203,6 +188,7 @@ declare -A tap_of
 for k in "$@"; do
 	name=$(basename "${k/:/-}")
 	tap=$LOGS/ksft-$name.tap
+	vmlog=$BUILD/vm/ksft-$name
 	image=$k slow=() vmargs=()
 	case $k in
 	base|patched)	image=$(kernel_image "$k" test) ;;
@@ -213,30 +199,29 @@ for k in "$@"; do
 			# stalls still show, after 100 s.
 			vmargs=(--append rcupdate.rcu_cpu_stall_timeout=100) ;;
 	esac
-	say "kselftests: booting the $k kernel, -smp $GUEST_ONLINE of $GUEST_POSSIBLE (TAP: ${tap#"$TOP"/})"
-	set +e
+	say "kselftests: booting the $k kernel, $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online (TAP: ${tap#"$TOP"/})"
 	# run_kselftest.sh needs coreutils timeout (--foreground), not busybox's.
 	"$TOP/scripts/guest/vm" --kernel "$image" --online "$GUEST_ONLINE" --possible "$GUEST_POSSIBLE" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \
-		--log "$BUILD/vm/ksft-$name" --dir "$inst:/ksft" --add /bin/bash \
+		--log "$vmlog" --dir "$inst:/ksft" --add /bin/bash \
 		--add /usr/bin/timeout --add "$TOP/scripts/guest/selftest-guest" \
-		-- "$TOP/scripts/guest/selftest-guest" ${slow[@]+"${slow[@]}"} ${args[@]+"${args[@]}"} >"$tap" 2>&1
-	rc=$?
-	set -e
+		-- "$TOP/scripts/guest/selftest-guest" ${slow[@]+"${slow[@]}"} ${args[@]+"${args[@]}"} >"$tap" 2>&1 || true
 	tap_of[$k]=$tap
-	read -r p f s < <(tap_count "$tap")
-	# Show the output of each failing test: the "#" lines before it.
-	awk '/^# selftests: |^# running /{buf = ""} /^# /{buf = buf "\n    " $0; next}
-	     /^not ok /{print "  " $0 buf} /^(not )?ok /{buf = ""}' "$tap" | head -80
+	kstart=$(wc -l <"$RESULTS")
+	ktap failures "$tap" | head -80 | sed 's/^/  /'
+	ktap records "$tap" "$k" >"$tap.jsonl"
+	tally_records "$tap.jsonl" >/dev/null
 	mapfile -t bad < <(rules "$k" "$tap")
-	[ ${#bad[@]} -eq 0 ] || printf '  %s\n' "${bad[@]}"
-	f=$((f + ${#bad[@]}))
-	if [ "$rc" -ne 0 ]; then
+	for b in ${bad[@]+"${bad[@]}"}; do tally fail "$b"; done
+	# The guest's verdict (scripts/guest/vm): selftest-guest exits 0 when it
+	# ran its tests, whatever they gave.
+	verdict=$(sed -n 's/^{"verdict":"\([a-z]*\)".*/\1/p' "$vmlog/verdict.json" 2>/dev/null) || true
+	if [ "$verdict" = ok ]; then
+		tally pass "$k: the guest ran the tests" "$vmlog/console.log"
+	else
 		tail -5 "$tap" | sed 's/^/    /'
-		echo "  $k: the guest run failed (status $rc; console: build/vm/ksft-$name/console.log)"
-		f=$((f + 1))
+		tally fail "$k: the guest run failed (${verdict:-no verdict}: ${vmlog#"$TOP"/}/verdict.json)" "$vmlog/console.log"
 	fi
-	echo "  $k: $p passed, $f failed, $s skipped"
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	echo "  $k: $(python3 "$TOP/scripts/check/results.py" total "$RESULTS" --from "$kstart")"
 done
 
 # same_outcomes TARGET BASE-TAP TAP: a line for each test of TARGET (but
@@ -246,7 +231,8 @@ same_outcomes() {
 	while read -r test a b; do
 		[[ " ${series_added[*]} " == *" $1:$test "* ]] || [ "$a" = "$b" ] ||
 			echo "$1:$test: $b, but $a on the base"
-	done < <(LC_ALL=C join -a 1 -a 2 -e none -o 0,1.2,2.2 <(tap_outcomes "$2" "$1") <(tap_outcomes "$3" "$1"))
+	done < <(LC_ALL=C join -a 1 -a 2 -e none -o 0,1.2,2.2 <(ktap outcomes "$2" "$1" | LC_ALL=C sort) \
+		<(ktap outcomes "$3" "$1" | LC_ALL=C sort))
 }
 if [ -n "${tap_of[base]:-}" ]; then
 	for t in $SAME_TARGETS; do
@@ -254,8 +240,7 @@ if [ -n "${tap_of[base]:-}" ]; then
 		for k in "$@"; do
 			[ "$k" != base ] || continue
 			mapfile -t bad < <(same_outcomes "$t" "${tap_of[base]}" "${tap_of[$k]}")
-			[ ${#bad[@]} -eq 0 ] || printf '  %s\n' "${bad[@]/#/$k: }"
-			failed=$((failed + ${#bad[@]}))
+			for b in ${bad[@]+"${bad[@]}"}; do tally fail "$k: $b"; done
 		done
 	done
 fi

@@ -50,7 +50,7 @@ smallcache() {
 	# shellcheck disable=SC2086 # one object a word
 	# gcc's diagnostics (FILE:LINE:COL:), not bison's of the host tools.
 	if "${mk[@]}" $objs >"$log" 2>&1 && ! grep -E -q ':[0-9]+:[0-9]+: (warning|error):' "$log"; then
-		tally pass
+		tally pass "the series' objects for $arch, W=1" "$log"
 	else
 		grep -E -m 20 -B 2 ':[0-9]+:[0-9]+: (warning|error):' "$log" | sed 's/^/  | /' || tail -20 "$log" | sed 's/^/  | /'
 		tally fail "$arch: the series' objects do not compile cleanly with $(grep -m1 -E '^CONFIG_(X86_L1_CACHE_SHIFT|L1_CACHE_SHIFT)=' "$out/.config" || echo "its") (log: ${log#"$TOP"/})"

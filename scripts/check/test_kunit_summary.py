@@ -46,11 +46,23 @@ class Summary(unittest.TestCase):
         with self.assertRaises(ValueError):
             kunit_summary.summary(doc)
 
+    def test_records(self):
+        recs = list(kunit_summary.records(load("crash"), "kunit-x"))
+        self.assertEqual(len(recs), 16)
+        self.assertEqual(sum(r["result"] == "fail" for r in recs), 7)
+        self.assertIn({"check": "kunit-x: owned_percpu_counter.(not reached)", "result": "fail"}, recs)
+        self.assertEqual(list(kunit_summary.records(load("none"), "kunit-x")), [])
+
     def test_command_line(self):
         run = [sys.executable, os.path.join(HERE, "kunit_summary.py")]
         out = subprocess.run(run + [os.path.join(HERE, "testdata", "kunit-x86_64-fail.json")],
                              capture_output=True, text=True)
         self.assertEqual((out.returncode, out.stdout.splitlines()[0]), (0, "15 1 0"))
+        out = subprocess.run(run + ["--records", "k", os.path.join(HERE, "testdata", "kunit-i386-pass-skip.json")],
+                             capture_output=True, text=True)
+        self.assertIn('{"check":"k: rss_stat.rss_stat_share_leaves_no_cid_offline_test","result":"skip"}',
+                      out.stdout.splitlines())
+        self.assertEqual(len(out.stdout.splitlines()), 16)
         out = subprocess.run(run + ["/nonexistent.json"], capture_output=True, text=True)
         self.assertEqual((out.returncode, out.stdout), (2, ""))
 

@@ -4,7 +4,8 @@
 # each get a log directory of their own (build/vm/last points at the
 # newest), and a run with the --log of a running guest is refused at
 # once, leaving that guest alone. Boots the base test kernel twice, at
-# the same time.
+# the same time. Each guest leaves its verdict in verdict.json: ok for A,
+# failed with the command's status for a guest whose command exits 7.
 # Prints "vm: N passed, N failed, N skipped" on the last line; exits 1
 # when a check failed.
 set -uo pipefail
@@ -35,7 +36,7 @@ wait "$a_pid"
 a_rc=$?
 
 ok() {	# ok WHAT STATUS: one check, passed when STATUS is 0
-	if [ "$2" = 0 ]; then tally pass; else tally fail "$1"; fi
+	if [ "$2" = 0 ]; then tally pass "$1"; else tally fail "$1"; fi
 }
 ok "guest B, started while A ran, exits 0 (log: build/logs/vm-test-b.log)" "$b_rc"
 [ "$b_dir" != "$a_dir" ] && [ "$(cat "$b_dir/out/who" 2>/dev/null)" = B ]
@@ -45,4 +46,11 @@ ok "a run with guest A's --log is refused, saying why (log: build/logs/vm-test-c
 [ "$a_rc" = 0 ] && [ "$(cat "$a_dir/out/who" 2>/dev/null)" = A ] &&
 	grep -q "lazy-rss-vm: exit status 0" "$a_dir/console.log"
 ok "guest A exits 0 with its own console and output (log: build/logs/vm-test-a.log)" $?
+verdict() { python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); print(v["verdict"], v["status"])' "$1/verdict.json"; }
+[ "$(verdict "$a_dir")" = "ok 0" ]
+ok "guest A's verdict.json says ok 0" $?
+"$vm" --kernel base --timeout 300 --log "$BUILD/vm/vm-test-d" -- sh -c 'exit 7' >"$LOGS/vm-test-d.log" 2>&1
+d_rc=$?
+[ "$d_rc" = 7 ] && [ "$(verdict "$BUILD/vm/vm-test-d")" = "failed 7" ]
+ok "a guest whose command exits 7: vm exits 7, its verdict.json says failed 7 (log: build/logs/vm-test-d.log)" $?
 tally_end vm

@@ -14,13 +14,22 @@ JOBS=${JOBS:-$(nproc)}
 say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 
-# How a script ends, which make check and make mutate read: 0 when all
-# its checks passed, 1 when a check failed, 2 on an error (bad input,
-# a missing tree: die), 3 when it could not build what it tests (a
-# mutant that breaks the build is not caught by it: die_build).
+# How a script ends: 0 when all its checks passed, 1 when a check failed,
+# 2 on an error (bad input, a missing tree: die), 3 when it could not build
+# what it tests (a mutant that breaks the build is not caught by it:
+# die_build). Both also record it as a result (scripts/lib/tally.sh), which
+# is what make check and make mutate read.
 EXIT_FAIL=1 EXIT_ERROR=2 EXIT_NOBUILD=3
-die() { printf 'error: %s\n' "$*" >&2; exit "$EXIT_ERROR"; }
-die_build() { printf 'error: %s\n' "$*" >&2; exit "$EXIT_NOBUILD"; }
+die() {
+	printf 'error: %s\n' "$*" >&2
+	! declare -F record >/dev/null || record error "$*"
+	exit "$EXIT_ERROR"
+}
+die_build() {
+	printf 'error: %s\n' "$*" >&2
+	! declare -F record >/dev/null || record nobuild "$*"
+	exit "$EXIT_NOBUILD"
+}
 
 # Logs of every step: build/logs/ (make check names each one it writes).
 LOGS=$BUILD/logs

@@ -1,40 +1,87 @@
 # SPDX-License-Identifier: GPL-2.0
-# The pass/fail tally of a script, and its closing line. Sourced by scripts/lib/lib.sh, never run.
+# The pass/fail tally of a script, kept as data. Sourced by scripts/lib/lib.sh, never run.
 # shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
 
-# The pass/fail tally of a script. tally pass|fail|skip [WHAT]: count one
-# check (a failure or a skip is named); tally_add LINE: add the counts of a
-# sub-step's "N passed, N failed[, N skipped]" line (a line without them
-# counts as one failure); tally_sub COMMAND...: run a sub-step that ends
-# with such a line, show its output indented and add its counts (and a
-# failure if it exits non-zero with none); tally_end [LABEL]: print the
-# closing line "[LABEL: ]N passed, N failed, N skipped" and return
-# non-zero ($EXIT_FAIL) on a failure.
-passed=0 failed=0 skipped=0
+# Every check is a JSON line appended to $RESULTS (scripts/check/results.py
+# says what they are): {"step": STEP, "check": WHAT, "result": pass|fail|
+# skip|error|nobuild[, "log": FILE]}. RESULTS is exported, so that the
+# scripts that a script runs add theirs to the same file: make check
+# gives each run build/logs/results.jsonl, make mutate each step a file of
+# its own; a script run by hand writes build/logs/results-SCRIPT.jsonl.
+# STEP is make check's step (exported by it), or the script's name.
+#   tally pass|fail|skip [WHAT [LOG]]: one check (a failure or a skip is
+#                        shown with its name);
+#   tally_records FILE:  the records of a parser (scripts/check/ktap.py
+#                        records), each shown when it is not a pass;
+#   tally_sub COMMAND...: run a sub-step (which records its own checks),
+#                        show its output indented, and record a failure
+#                        if it exits non-zero having recorded none;
+#   tally_end [LABEL]:   print "[LABEL: ]N passed, N failed, N skipped"
+#                        for this script's records, computed from them,
+#                        and return non-zero ($EXIT_FAIL) on a failure; a
+#                        script that recorded nothing fails.
+# die and die_build (scripts/lib/core.sh) record an error or a nobuild.
+if [ -z "${RESULTS:-}" ]; then
+	RESULTS=$LOGS/results-${0##*/}.jsonl
+	: >"$RESULTS"
+fi
+export RESULTS
+results_start=$(wc -l <"$RESULTS")
+
+json_str() {	# a JSON string of $1: \ " and control characters escaped
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//$'\t'/\\t}
+	s=${s//$'\n'/\\n}
+	printf '"%s"' "${s//[$'\001'-$'\037']/ }"
+}
+record() {	# record RESULT WHAT [LOG]
+	printf '{"step":%s,"check":%s,"result":"%s"%s}\n' "$(json_str "${STEP:-${0##*/}}")" \
+		"$(json_str "$2")" "$1" "${3:+,\"log\":$(json_str "$3")}" >>"$RESULTS"
+}
 tally() {
 	case $1 in
-	pass)	passed=$((passed + 1)) ;;
-	fail)	failed=$((failed + 1)); echo "  FAIL: ${2:-}" ;;
-	skip)	skipped=$((skipped + 1)); echo "  SKIP: ${2:-}" ;;
+	pass)	;;
+	fail)	echo "  FAIL: ${2:-}" ;;
+	skip)	echo "  SKIP: ${2:-}" ;;
 	*)	die "tally $1" ;;
 	esac
+	record "$1" "${2:-}" "${3:-}"
 }
-tally_add() {
-	local p f s
-	read -r p f s < <(printf '%s\n' "$1" | sed -n 's/.*\b\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed\(, \([0-9][0-9]*\) skipped\)\{0,1\}.*/\1 \2 \4/p')
-	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-1})) skipped=$((skipped + ${s:-0}))
+record_check() {	# the WHAT of record $1 (its "check" comes before its "result")
+	local c=${1#*\"check\":\"}
+	echo "${c%%\",\"result\"*}"
 }
-tally_sub() {	# run a sub-step, show its output indented, add its last line
-	local out line rc before=$failed
+tally_records() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		'{"check":'*) ;;
+		*) die "tally_records: not a record: $line" ;;
+		esac
+		printf '{"step":%s,%s\n' "$(json_str "${STEP:-${0##*/}}")" "${line#\{}" >>"$RESULTS"
+		case $line in
+		*'"result":"fail"'*) echo "  FAIL: $(record_check "$line")" ;;
+		*'"result":"skip"'*) echo "  SKIP: $(record_check "$line")" ;;
+		esac
+	done <"$1"
+}
+failures_since() {	# the number of failed checks after line $1 of $RESULTS
+	tail -n +"$(($1 + 1))" "$RESULTS" | grep -c -E '"result":"(fail|error|nobuild)"' || true
+}
+tally_sub() {
+	local out rc before
+	before=$(wc -l <"$RESULTS")
 	out=$("$@" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | sed -e '$d' -e 's/^/  /'
-	line=$(printf '%s\n' "$out" | tail -1)
-	echo "  $line"
-	tally_add "$line"
-	[ "$rc" -eq 0 ] || [ "$failed" -gt "$before" ] || tally fail "${*##*/}: exit status $rc"
+	printf '%s\n' "$out" | sed 's/^/  /'
+	[ "$rc" -eq 0 ] || [ "$(failures_since "$before")" -gt 0 ] || tally fail "${*##*/}: exit status $rc"
 }
 tally_end() {
-	echo "${1:+$1: }$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" -eq 0 ] || return "$EXIT_FAIL"
+	local line rc=0
+	[ "$(wc -l <"$RESULTS")" -gt "$results_start" ] || tally fail "${1:-${0##*/}}: no check ran"
+	line=$(python3 "$TOP/scripts/check/results.py" total "$RESULTS" --from "$results_start") || rc=$?
+	[ -n "$line" ] || die "cannot read the results in $RESULTS"
+	echo "${1:+$1: }$line"
+	[ "$rc" -eq 0 ] || return "$EXIT_FAIL"
 }

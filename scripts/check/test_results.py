@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit test of the results as data: scripts/check/results.py (make check's
+closing line, make mutate's verdicts) and the records that scripts/lib/tally.sh
+writes, read back through it."""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import results  # noqa: E402
+
+
+def recs(*kinds):
+    return [{"step": "s", "check": f"c{i}", "result": k} for i, k in enumerate(kinds)]
+
+
+class Results(unittest.TestCase):
+    def test_total(self):
+        self.assertEqual(results.total(recs("pass", "pass", "skip", "fail", "error", "nobuild")), (2, 3, 1))
+        self.assertEqual(results.total([]), (0, 0, 0))
+
+    def test_verdict(self):
+        self.assertEqual(results.verdict(recs("pass", "skip")), "pass")
+        self.assertEqual(results.verdict(recs("pass", "fail")), "fail")
+        self.assertEqual(results.verdict(recs("fail", "error")), "error")
+        self.assertEqual(results.verdict(recs("fail", "error", "nobuild")), "nobuild")
+        self.assertEqual(results.verdict(recs("skip")), "error")
+        self.assertEqual(results.verdict([]), "error")
+
+    def run_results(self, lines, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl") as f:
+            f.write("".join(lines))
+            f.flush()
+            out = subprocess.run([sys.executable, os.path.join(HERE, "results.py"), args[0], f.name, *args[1:]],
+                                 capture_output=True, text=True)
+        return out.returncode, out.stdout.strip()
+
+    def test_command_line(self):
+        lines = [json.dumps(r) + "\n" for r in recs("fail", "pass", "skip", "pass")]
+        self.assertEqual(self.run_results(lines, "total"), (1, "2 passed, 1 failed, 1 skipped"))
+        self.assertEqual(self.run_results(lines, "total", "--from", "1"), (0, "2 passed, 0 failed, 1 skipped"))
+        self.assertEqual(self.run_results(lines, "verdict"), (0, "fail"))
+        self.assertEqual(self.run_results(lines + ['{"check": "x", "result": "maybe"}\n'], "total")[0], 2)
+        self.assertEqual(self.run_results(lines + ["1 passed, 0 failed\n"], "verdict")[0], 2)
+
+
+class Tally(unittest.TestCase):
+    """scripts/lib/tally.sh in bash: the records it writes, and its closing
+    line, computed from them."""
+
+    def bash(self, script):
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, RESULTS=os.path.join(d, "r.jsonl"), STEP="t", BUILD=d)
+            open(env["RESULTS"], "w").close()
+            out = subprocess.run(["bash", "-c", f'. "{TOP}/scripts/lib/lib.sh"; {script}'],
+                                 capture_output=True, text=True, env=env)
+            return out.returncode, out.stdout.splitlines(), results.read(env["RESULTS"])
+
+    def test_records_round_trip(self):
+        name = 'a "quoted" back\\slash\tand tab'
+        rc, out, got = self.bash(f"tally pass {shlex.quote(name)} log.txt; tally skip s; tally fail f; tally_end lbl")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out[-1], "lbl: 1 passed, 1 failed, 1 skipped")
+        self.assertEqual(got[0], {"step": "t", "check": name, "result": "pass", "log": "log.txt"})
+        self.assertEqual([r["result"] for r in got], ["pass", "skip", "fail"])
+
+    def test_sub_step_and_die(self):
+        rc, out, got = self.bash(f"tally_sub bash -c 'exit 4'; tally_sub bash -c '. {TOP}/scripts/lib/lib.sh; "
+                                 "die_build nope'; tally_end")
+        self.assertEqual(rc, 1)
+        self.assertEqual([r["result"] for r in got], ["fail", "nobuild"])
+        self.assertEqual(out[-1], "0 passed, 2 failed, 0 skipped")
+
+    def test_nothing_ran_fails(self):
+        rc, out, got = self.bash("tally_end x")
+        self.assertEqual((rc, out[-1]), (1, "x: 0 passed, 1 failed, 0 skipped"))
+
+    def test_parser_records(self):
+        tap = os.path.join(HERE, "testdata", "ksft-harness-fail.tap")
+        rc, out, got = self.bash(f'python3 "$TOP/scripts/check/ktap.py" records {tap} k >"$BUILD/k.jsonl"; '
+                                 'tally_records "$BUILD/k.jsonl"; tally_end')
+        self.assertEqual(got, [{"step": "t", "check": "k: rss_stat.shared_mms_across_cpu_hotplug", "result": "fail"}])
+        self.assertIn("  FAIL: k: rss_stat.shared_mms_across_cpu_hotplug", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
