@@ -156,10 +156,10 @@ def answers(data, kernels):
                        + " The base pays for every possible CPU at every mm"
                        + (f"; what patched and ideal still pay per possible CPU is mm_cid (nocid/ideal {nocid})."
                           if nocid else "."))
-    if "cache" in kernels:
-        text = sentence(said("fork+exec cache/base", at((r(ex_w, "cache", "base"), wide))),
-                        said("cache/patched", at((r(ex_w, "cache", "patched"), wide), (r(ex_b, "cache", "patched"), big))),
-                        said("exit of a threaded process cache/base", at((r(m("threxit", big), "cache", "base"), big))))
+    if "freelist" in kernels:
+        text = sentence(said("fork+exec freelist/base", at((r(ex_w, "freelist", "base"), wide))),
+                        said("freelist/patched", at((r(ex_w, "freelist", "patched"), wide), (r(ex_b, "freelist", "patched"), big))),
+                        said("exit of a threaded process freelist/base", at((r(m("threxit", big), "freelist", "base"), big))))
         if text:
             bullets.append(f"**Why not cache the per-CPU memory?** {text[0].upper()}{text[1:]} "
                            "A cached block still has to be zeroed on every online CPU and summed at teardown, "
@@ -220,22 +220,22 @@ runs truly in parallel. So a cache miss, a locked read-modify-write, a
 cache line bouncing between CPUs and a TLB miss cost one instruction each.
 Which way that biases each comparison:
 
-- **base against patched, ideal, nocid, cache (single-threaded fork/exec).**
+- **base against patched, ideal, nocid, freelist (single-threaded fork/exec).**
   What the base pays per possible CPU is a memset of 16 bytes in each CPU's
   per-CPU unit (in `pcpu_alloc()`; mm_cid's init does the same for its own
   8 bytes), and per online CPU a read of that slot in each of check_mm()'s
   four sums. On hardware each of those touches a separate cache line, far
   from the others, often a miss; here each is a few instructions. TCG
   *understates* the per-CPU cost, so it understates what patched, ideal and
-  nocid save, and what cache saves at allocation.
+  nocid save, and what freelist saves at allocation.
 - **patched against ideal.** ideal's every rss update is a locked atomic;
   patched's owner path is a plain add. TCG prices both alike, which
   *flatters ideal*: on hardware, patched/ideal for single-threaded work
   would be lower than measured here.
-- **cache.** Its free list sits behind one global spinlock, taken twice per
+- **freelist.** Its free list sits behind one global spinlock, taken twice per
   mm; with no parallelism, contention on it never shows. At scale on
   hardware that lock (like `pcpu_lock` in the base's allocator) costs more
-  than it does here: TCG *flatters cache* for concurrent fork/exit.
+  than it does here: TCG *flatters freelist* for concurrent fork/exit.
 - **threaded processes.** Per-CPU counters exist because many CPUs updating
   one cache line is slow; TCG does not price that either, so `pf_threads`
   cannot show what per-CPU counting buys (ideal's shared atomics look as

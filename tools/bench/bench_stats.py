@@ -7,13 +7,14 @@ import statistics
 
 
 def read_kernels(path):
-    """The registry ./kernels: {name: description}, in its order."""
+    """The registry ./kernels (NAME ROLE PATCHES BOOT DESCRIPTION):
+    {name: description}, in its order."""
     kernels = {}
     with open(path) as f:
         for line in f:
-            fields = re.split(r"\t+", line.rstrip("\n"), maxsplit=3)
-            if not line.startswith("#") and len(fields) == 4:
-                kernels[fields[0]] = fields[3]
+            fields = re.split(r"\t+", line.rstrip("\n"), maxsplit=4)
+            if not line.startswith("#") and len(fields) == 5:
+                kernels[fields[0]] = fields[4]
     return kernels
 
 

@@ -51,7 +51,7 @@ def table(data, kernels, name, fn, fmt):
 def alternatives(data, kernels, cell):
     """Every workload at one cell: base in µs, the others relative to it."""
     others = [k for k in kernels if k != "base"]
-    extra = [p for p in (("cache", "patched"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
+    extra = [p for p in (("freelist", "patched"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
     out = header("workload", ["base, µs"] + [f"{k}/base" for k in others] + [f"{a}/{b}" for a, b in extra])
     rows = [(f"`{n}`" + ("" if measure(n)[1] == "µs" else f", {measure(n)[1]}"), n, measure(n)[0]) for n in LATENCY]
     for label, name, fn in rows + [("`threxit exit only`", "threxit", exit_us)]:
