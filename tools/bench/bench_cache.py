@@ -113,8 +113,8 @@ def count(x):
 
 def headline(data, kernels, ns):
     """One sentence for the README: what the series saves per fork+exec in
-    the wide cell, in misses, and the modelled ratio."""
-    cell = data.roles["wide"]
+    the max_possible cell, in misses, and the modelled ratio."""
+    cell = data.roles["max_possible"]
     b, p = per_op(data, "base", cell, "exec"), per_op(data, "patched", cell, "exec")
     if not b or not p or "base" not in kernels or "patched" not in kernels:
         return []
@@ -138,7 +138,7 @@ def aliasing(data, kernels, cs):
     size that its guests' kernels printed and the modelled L2's set period
     (bytes of physical address after which its sets repeat) and ways, which
     bench.sh adds from its plugin arguments (name=percpu_unit lines)."""
-    cell = data.roles["wide"]
+    cell = data.roles["max_possible"]
     units = data.runs.get(("percpu_unit", "base", cell))
     b = per_op(data, "base", cell, "exec") if "base" in kernels and cell in cs else None
     if not units or not b:

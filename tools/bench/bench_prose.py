@@ -68,34 +68,34 @@ def headline_rows(data):
     """The rows of the README's table: (label, workload, cell, fn, format),
     each cell once."""
     r = data.roles
-    narrow, wide, big = r["narrow"], r["wide"], r["big"]
+    min_possible, max_possible, max_online = r["min_possible"], r["max_possible"], r["max_online"]
     once = dict.fromkeys
     rows = [(f"fork+exec (`exec`), {cell_label(c)} CPUs, µs", "exec", c, wall_us, "{:.1f}")
-            for c in once([narrow, wide, big])]
+            for c in once([min_possible, max_possible, max_online])]
     rows += [(f"bash loop (`shloop`), {cell_label(c)} CPUs, µs", "shloop", c, wall_us, "{:.1f}")
-             for c in once([wide, big])]
-    rows += [(f"fork + one thread (`thread`), {cell_label(wide)} CPUs, µs", "thread", wide, wall_us, "{:.1f}"),
-             (f"threaded exit (`threxit`), {cell_label(big)} CPUs, µs", "threxit", big, wall_us, "{:.1f}")]
-    rows += [(f"perf bench syscall fork (`sysfork`), {cell_label(wide)} CPUs, µs", "sysfork", wide, wall_us,
+             for c in once([max_possible, max_online])]
+    rows += [(f"fork + one thread (`thread`), {cell_label(max_possible)} CPUs, µs", "thread", max_possible, wall_us, "{:.1f}"),
+             (f"threaded exit (`threxit`), {cell_label(max_online)} CPUs, µs", "threxit", max_online, wall_us, "{:.1f}")]
+    rows += [(f"perf bench syscall fork (`sysfork`), {cell_label(max_possible)} CPUs, µs", "sysfork", max_possible, wall_us,
               "{:.1f}"),
-             (f"perf bench syscall execve (`sysexec`), {cell_label(wide)} CPUs, µs", "sysexec", wide, wall_us,
+             (f"perf bench syscall execve (`sysexec`), {cell_label(max_possible)} CPUs, µs", "sysexec", max_possible, wall_us,
               "{:.1f}")]
     rows += [(f"context switch (`pipe`), {cell_label(c)} CPUs, µs", "pipe", c, wall_us, "{:.2f}")
-             for c in once([narrow, big])]
+             for c in once([min_possible, max_online])]
     rows += [(f"scheduler wakeups (`messaging`), {cell_label(c)} CPUs, ms", "messaging", c, wall_ms, "{:.1f}")
-             for c in once([narrow, big])]
-    rows += [(f"`Percpu:` growth, 1000 idle processes, {cell_label(wide)} CPUs, kB", "idle", wide,
+             for c in once([min_possible, max_online])]
+    rows += [(f"`Percpu:` growth, 1000 idle processes, {cell_label(max_possible)} CPUs, kB", "idle", max_possible,
               lambda x: int(x["percpu_kb_after"]) - int(x["percpu_kb_before"]), "+{:.0f}")]
     return rows
 
 
 def headline(data, kernels, table, setup):
     """The README block: the possible-CPU result, the table, the growth."""
-    narrow, wide = data.roles["narrow"], data.roles["wide"]
+    min_possible, max_possible = data.roles["min_possible"], data.roles["max_possible"]
     out = []
-    ex = data.medians(kernels, "exec", wide, wall_us)
+    ex = data.medians(kernels, "exec", max_possible, wall_us)
     if all(k in ex for k in ("base", "patched", "ideal")):
-        out += [f"**With {wide[0]} CPUs online of {wide[1]} possible, a fork+exec costs "
+        out += [f"**With {max_possible[0]} CPUs online of {max_possible[1]} possible, a fork+exec costs "
                 f"{100 * (1 - ex['patched'] / ex['base']):.1f}% less with the series than without "
                 f"(patched/base {ratio(ex, 'patched', 'base')}), within "
                 f"{100 * abs(ex['patched'] / ex['ideal'] - 1):.1f}% of the ideal kernel with no per-CPU "
@@ -104,11 +104,11 @@ def headline(data, kernels, table, setup):
     out += table
     growth = []
     for k in kernels:
-        a, b = data.medians([k], "exec", narrow, wall_us), data.medians([k], "exec", wide, wall_us)
+        a, b = data.medians([k], "exec", min_possible, wall_us), data.medians([k], "exec", max_possible, wall_us)
         if k in a and k in b:
             growth.append(f"{k} {b[k] - a[k]:+.0f} µs ({100 * (b[k] / a[k] - 1):+.1f}%)")
-    if growth and narrow != wide:
-        out += ["", f"From {narrow[1]} to {wide[1]} possible CPUs ({wide[0]} online), a fork+exec costs: "
+    if growth and min_possible != max_possible:
+        out += ["", f"From {min_possible[1]} to {max_possible[1]} possible CPUs ({max_possible[0]} online), a fork+exec costs: "
                 + ", ".join(growth) + "."]
     return out + [""]
 
@@ -131,7 +131,7 @@ def sentence(*clauses):
 
 def answers(data, kernels):
     """The reviewers' questions, each answered with this run's numbers."""
-    narrow, wide, big = data.roles["narrow"], data.roles["wide"], data.roles["big"]
+    min_possible, max_possible, max_online = data.roles["min_possible"], data.roles["max_possible"], data.roles["max_online"]
 
     def m(name, cell, fn=wall_us):
         return data.medians(kernels, name, cell, fn)
@@ -142,40 +142,40 @@ def answers(data, kernels):
     def said(label, ratio_):
         return f"{label} {ratio_}" if ratio_ else ""
 
-    ex_n, ex_w, ex_b = m("exec", narrow), m("exec", wide), m("exec", big)
+    ex_n, ex_w, ex_b = m("exec", min_possible), m("exec", max_possible), m("exec", max_online)
     bullets = []
-    if narrow != wide and "base" in ex_n and "base" in ex_w:
+    if min_possible != max_possible and "base" in ex_n and "base" in ex_w:
         grow = ", ".join(f"{k} {100 * (ex_w[k] / ex_n[k] - 1):+.1f}%" for k in kernels if k in ex_n and k in ex_w)
         at_wide = ", ".join(c for c in (said("patched/base", r(ex_w, "patched", "base")),
                                          said("patched/ideal", r(ex_w, "patched", "ideal")),
-                                         said("the bash loop patched/base", r(m("shloop", wide), "patched", "base")))
+                                         said("the bash loop patched/base", r(m("shloop", max_possible), "patched", "base")))
                             if c)
         nocid = r(ex_w, "nocid", "ideal")
-        bullets.append(f"**Bigger boxes?** A fork+exec at {cell_label(wide)} against {cell_label(narrow)}: "
-                       f"{grow}." + (f" At {cell_label(wide)}, {at_wide}." if at_wide else "")
+        bullets.append(f"**Bigger boxes?** A fork+exec at {cell_label(max_possible)} against {cell_label(min_possible)}: "
+                       f"{grow}." + (f" At {cell_label(max_possible)}, {at_wide}." if at_wide else "")
                        + " The base pays for every possible CPU at every mm"
                        + (f"; what patched and ideal still pay per possible CPU is mm_cid (nocid/ideal {nocid})."
                           if nocid else "."))
     if "freelist" in kernels:
-        text = sentence(said("fork+exec freelist/base", at((r(ex_w, "freelist", "base"), wide))),
-                        said("freelist/patched", at((r(ex_w, "freelist", "patched"), wide), (r(ex_b, "freelist", "patched"), big))),
-                        said("exit of a threaded process freelist/base", at((r(m("threxit", big), "freelist", "base"), big))))
+        text = sentence(said("fork+exec freelist/base", at((r(ex_w, "freelist", "base"), max_possible))),
+                        said("freelist/patched", at((r(ex_w, "freelist", "patched"), max_possible), (r(ex_b, "freelist", "patched"), max_online))),
+                        said("exit of a threaded process freelist/base", at((r(m("threxit", max_online), "freelist", "base"), max_online))))
         if text:
             bullets.append(f"**Why not cache the per-CPU memory?** {text[0].upper()}{text[1:]} "
                            "A cached block still has to be zeroed on every online CPU and summed at teardown, "
                            "and mm_cid's per-CPU memory is still initialised for every possible CPU.")
     if "nocid" in kernels:
-        text = at((r(ex_n, "nocid", "ideal"), narrow), (r(ex_w, "nocid", "ideal"), wide), (r(ex_b, "nocid", "ideal"), big))
+        text = at((r(ex_n, "nocid", "ideal"), min_possible), (r(ex_w, "nocid", "ideal"), max_possible), (r(ex_b, "nocid", "ideal"), max_online))
         if text:
             bullets.append(f"**What about mm_cid?** nocid/ideal, the most a lazy mm_cid could add: fork+exec {text}.")
     threaded = sentence(
         said("Thread spawn (fork + one thread, the upgrade) patched/base",
-             at((r(m("thread", wide), "patched", "base"), wide), (r(m("thread", big), "patched", "base"), big))),
-        said(f"exit of a process with a thread on each of {big[0]} CPUs patched/base", r(m("threxit", big), "patched", "base")),
-        said("threaded page faults (throughput) patched/base", r(m("pf_threads", big, rate), "patched", "base")))
+             at((r(m("thread", max_possible), "patched", "base"), max_possible), (r(m("thread", max_online), "patched", "base"), max_online))),
+        said(f"exit of a process with a thread on each of {max_online[0]} CPUs patched/base", r(m("threxit", max_online), "patched", "base")),
+        said("threaded page faults (throughput) patched/base", r(m("pf_threads", max_online, rate), "patched", "base")))
     if threaded:
         bullets.append(f"**What about threaded processes?** {threaded}")
-    pipe, msg = (at(*[(r(m(name, c), "patched", "base"), c) for c in (narrow, big)]) for name in ("pipe", "messaging"))
+    pipe, msg = (at(*[(r(m(name, c), "patched", "base"), c) for c in (min_possible, max_online)]) for name in ("pipe", "messaging"))
     sched = sentence(said("perf bench sched pipe patched/base", pipe), said("sched messaging patched/base", msg))
     if sched:
         bullets.append(f"**What does the scheduler pay?** {sched}")

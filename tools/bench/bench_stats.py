@@ -2,6 +2,8 @@
 """The statistics of the bench report: scripts/bench.sh's raw results and
 the kernel registry read in, medians, spreads and ratios. No text here."""
 import collections
+import json
+import os
 import re
 import statistics
 
@@ -30,25 +32,27 @@ def cell_label(cell):
 
 class Data:
     """The raw results: runs[(workload, kernel, cell)] = [fields of each
-    round], the cells' roles (narrow, wide, big) as bench.sh chose them,
-    and the perf profiles [(workload, kernel, cell, dir)]."""
+    round] and the perf profiles [(workload, kernel, cell, dir)]; and the
+    plan of the run (tools/bench/plan.py), plan.json beside them: the
+    cells' roles (max_possible, min_possible, max_online)."""
 
     def __init__(self, path):
         self.runs = collections.defaultdict(list)
-        self.roles = {}
         self.perf = []
+        plan = os.path.join(os.path.dirname(os.path.abspath(path)), "plan.json")
+        if not os.path.exists(plan):
+            raise SystemExit(f"{path}: no plan.json beside it (the plan of the run, from scripts/bench.sh)")
+        with open(plan) as f:
+            self.plan = json.load(f)
+        self.roles = {r: parse_cell(c) for r, c in self.plan["roles"].items()}
         with open(path) as raw:
             lines = raw.read().splitlines()
         for line in lines:
             f = dict(kv.split("=", 1) for kv in line.split())
-            if f["name"] == "roles":
-                self.roles = {r: parse_cell(f[r]) for r in ("narrow", "wide", "big")}
-            elif f["name"] == "perf":
+            if f["name"] == "perf":
                 self.perf.append((f["workload"], f["kernel"], parse_cell(f["cell"]), f["dir"]))
             else:
                 self.runs[(f["name"], f["kernel"], parse_cell(f["cell"]))].append(f)
-        if not self.roles:
-            raise SystemExit(f"{path}: no 'name=roles' line (the cells' roles, from scripts/bench.sh)")
         self.cells = sorted({key[2] for key in self.runs})
 
     def kernels(self, order):

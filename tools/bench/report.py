@@ -46,7 +46,7 @@ def report(data, registry, setup, short_setup, kernel_version, folded_dir, model
         out += [line for p in possible for line in (f"![{p[3]}]({p[3]}.svg)", "")]
     out += prose.ALTERNATIVES
     r = data.roles
-    for cell in dict.fromkeys([r["wide"], r["big"]]):
+    for cell in dict.fromkeys([r["max_possible"], r["max_online"]]):
         out += prose.alternatives_caption(cell) + tables.alternatives(data, kernels, cell)
     out += prose.PER_WORKLOAD
     for name in tables.LATENCY:
