@@ -3,15 +3,13 @@
 misses from the phases of the cache-model boots (name=cache lines, from
 cache_marks.py), a modelled time, and the words around them.
 
-Each workload ran L, 3L, 2L and 6L times between marks, in one process
-after 6L unmarked runs; per operation, pair A is (M(3L) - M(L)) / 2L and
-pair B is (M(6L) - M(2L)) / 4L, so that what a run costs once (the marks'
-own processes in the bash loop) cancels out. The figure given is the mean
-of the two pairs; how far apart they are says how stable it is."""
+Each workload ran its phases (the plan's: L, 3L, 2L and 6L times) between
+marks, in one process after unmarked runs; per operation, each of the
+plan's pairs (pair A: (M(3L) - M(L)) / 2L, pair B: (M(6L) - M(2L)) / 4L)
+cancels what a run costs once (the marks' own processes in the bash
+loop). The figure given is the mean of the pairs; how far apart they are
+says how stable it is."""
 from bench_stats import cell_label, wall_us
-
-WORKLOADS = [("exec", "fork+exec"), ("shloop", "bash loop iteration"), ("exit", "fork+exit"),
-             ("thread", "thread spawn")]
 # make bench's MODEL_NS: ns per instruction, per L2 hit, per L2 miss.
 MODEL_NS = (0.33, 5, 40)
 # (label, field of the plugin's totals)
@@ -19,18 +17,24 @@ METRICS = [("instructions", "iaccess"), ("L1D misses", "dmiss"), ("L1I misses", 
            ("L2 misses", "l2miss")]
 
 
+def workloads(data):
+    """The modelled workloads, in the order of their boot: [(name, what one
+    operation is)]."""
+    ws = sorted((w for w in data.plan["workloads"] if w["cache"] is not None), key=lambda w: w["cache"])
+    return [(w["name"], w["op"]) for w in ws]
+
+
 def pairs(data, k, cell, workload):
     """{field: (pair A, pair B)} per operation, or None when the run lacks
-    a length."""
+    a phase."""
     by = {int(r["iters"]): r for r in data.runs.get(("cache", k, cell), []) if r["workload"] == workload}
-    if not by:
-        return None
-    lo = min(by)
-    if sorted(by) != [lo, 2 * lo, 3 * lo, 6 * lo]:
+    plan = data.plan["cache"]
+    lo = plan["L"]
+    if sorted(by) != sorted(k * lo for k in plan["phases"]):
         return None
     fields = [f for _, f in METRICS] + ["l2access"]
-    return {f: ((int(by[3 * lo][f]) - int(by[lo][f])) / (2 * lo),
-                (int(by[6 * lo][f]) - int(by[2 * lo][f])) / (4 * lo)) for f in fields}
+    return {f: tuple((int(by[b * lo][f]) - int(by[a * lo][f])) / ((b - a) * lo) for a, b in plan["pairs"])
+            for f in fields}
 
 
 def per_op(data, k, cell, workload):
@@ -68,7 +72,7 @@ def miss_table(data, kernels, cell):
     diff = "patched" in ks and "base" in ks
     out = ["| per operation | " + " | ".join(ks) + (" | patched - base" if diff else "")
            + " | pairs A, B apart |", "|" + "---|" * (len(ks) + 2 + diff)]
-    for name, what in WORKLOADS:
+    for name, what in workloads(data):
         ops = {k: per_op(data, k, cell, name) for k in ks}
         if not all(ops.values()):
             continue
@@ -92,7 +96,7 @@ def model_table(data, kernels, cell, ns):
     out = ["| µs per operation | " + " | ".join(f"{k} (model)" for k in ks)
            + "".join(f" | {a}/{b} model | {a}/{b} icount" for a, b in rps) + " |",
            "|" + "---|" * (1 + len(ks) + 2 * len(rps))]
-    for name, what in WORKLOADS:
+    for name, what in workloads(data):
         ops = {k: per_op(data, k, cell, name) for k in ks}
         if not all(ops.values()):
             continue
@@ -170,14 +174,17 @@ def section(data, kernels, ns, model):
     cs = cells(data)
     if not cs:
         return [], []
-    lo = min(int(r["iters"]) for key, rs in data.runs.items() if key[0] == "cache" for r in rs)
+    plan = data.plan["cache"]
+    lo = plan["L"]
+    lengths = [str(k * lo) for k in plan["phases"]]
+    said = [f"pair {chr(ord('A') + i)} = (M({b * lo}) - M({a * lo})) / {(b - a) * lo}"
+            for i, (a, b) in enumerate(plan["pairs"])]
     out = ["## Cache model: misses per operation and a modelled time", "",
            f"Model: {model}. Each kernel boots once more in each of these cells, under the "
            "plugin, and runs each workload between two marks (tools/bench/mark.c: an instruction the "
-           f"patched plugin answers by printing its totals) at {lo}, {3 * lo}, {2 * lo} and {6 * lo} "
-           f"iterations, in one process after {6 * lo} unmarked ones. Per operation: pair A = "
-           f"(M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
-           f"(M({6 * lo}) - M({2 * lo})) / {4 * lo}, which cancels what a run costs once; the tables "
+           f"patched plugin answers by printing its totals) at {', '.join(lengths[:-1])} and {lengths[-1]} "
+           f"iterations, in one process after {plan['warmup'] * lo} unmarked ones. Per operation: "
+           f"{', '.join(said)}, which cancels what a run costs once; the tables "
            "give the mean of the pairs, and the last column the largest gap between them over the "
            "kernels, against the row's largest figure (a row whose pairs are far apart is not a "
            "measurement; L2 rows are the least steady: the page allocator now and then hands out "

@@ -7,26 +7,6 @@ from bench_stats import cell_label, rate, ratio, wall_ms, wall_us
 
 TITLE = "# fork/exec/exit benchmarks: lazy rss_stat, the base and the alternatives"
 
-DESCRIBE = {
-    "exec": "fork + exec of a static /bin/true + wait (lat_proc exec)",
-    "shloop": "bash loop of /bin/true, pinned to CPU 0 (the regression report's loop)",
-    "exit": "fork + _exit + wait (lat_proc fork)",
-    "sh": "fork + /bin/sh -c true + wait (lat_proc shell)",
-    "thread": "fork a child that starts and joins one thread (thread spawn: the upgrade)",
-    "threxit": "fork a child with a thread pinned to every online CPU, each faulting 16 pages, "
-               "then the child exits (threaded exit); per process",
-    "sysfork": "perf bench syscall fork (the kernel's own, tools/perf of the base tree): fork + wait",
-    "sysexec": "perf bench syscall execve (the kernel's own): fork + execve of /bin/true + wait",
-    "pipe": "perf bench sched pipe: two processes passing a token through a pipe, both on CPU 0 "
-            "(context switches); µs per round trip",
-    "messaging": "perf bench sched messaging -p -g 10: 10 groups of 20 senders and 20 receivers "
-                 "over pipes, on every CPU, 100 loops: wakeups and context switches, and the exit of "
-                 "its 400 processes (perf forks them before it starts its clock); ms per run",
-    "pf_threads": "page_fault1, threads: one per CPU in one process, 16 MiB each (faults/s)",
-    "pf_procs": "page_fault1, processes: one per CPU, 16 MiB each (faults/s)",
-    "execrate": "one worker per CPU re-execing a static binary (execs/s)",
-}
-
 EXIT_ONLY = ("From the child's exit to its reaping by the parent, µs (the mm may be "
              "freed later, by the last CPU to drop its lazy-TLB reference).")
 

@@ -34,7 +34,9 @@ class Data:
     """The raw results: runs[(workload, kernel, cell)] = [fields of each
     round] and the perf profiles [(workload, kernel, cell, dir)]; and the
     plan of the run (tools/bench/plan.py), plan.json beside them: the
-    cells' roles (max_possible, min_possible, max_online)."""
+    cells' roles (max_possible, min_possible, max_online), the workloads
+    (unit, description, order in the report) and the cache model's
+    phases."""
 
     def __init__(self, path):
         self.runs = collections.defaultdict(list)
@@ -54,6 +56,16 @@ class Data:
             else:
                 self.runs[(f["name"], f["kernel"], parse_cell(f["cell"]))].append(f)
         self.cells = sorted({key[2] for key in self.runs})
+
+    def workload(self, name):
+        """The plan's facts of workload name (plan.py's Workload)."""
+        return next(w for w in self.plan["workloads"] if w["name"] == name)
+
+    def tables(self, units):
+        """The workloads with a table of their own whose unit is one of
+        units, in the report's order."""
+        ws = [w for w in self.plan["workloads"] if w["table"] is not None and w["unit"] in units]
+        return [w["name"] for w in sorted(ws, key=lambda w: w["table"])]
 
     def kernels(self, order):
         """The kernels of the registry order that have results."""

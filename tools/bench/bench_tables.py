@@ -3,17 +3,17 @@
 function returns a list of lines; the words around them are bench_prose's."""
 from bench_stats import cell_label, exit_us, med, percpu_growth_kb, ratio, spread, wall_ms, wall_us
 
-# Per-process workloads (time per operation) and per-CPU ones (operations
-# per second), in the order of the report; bench_prose.DESCRIBE says what
-# each one is.
-LATENCY = ["exec", "shloop", "exit", "sh", "thread", "threxit", "sysfork", "sysexec", "pipe", "messaging"]
-THROUGHPUT = ["pf_threads", "pf_procs", "execrate"]
+# The units of the plan's workloads (tools/bench/plan.py) that have tables:
+# per-process ones, time per operation (µs) or per run (ms), and per-CPU
+# ones, operations per second.
+LATENCY = ("µs", "ms")
+THROUGHPUT = ("/s",)
 
 
-def measure(name):
-    """(fn, unit) of a per-process workload: µs per operation, but ms per
-    run of perf bench sched messaging."""
-    return (wall_ms, "ms") if name == "messaging" else (wall_us, "µs")
+def measure(data, name):
+    """(fn, unit) of a per-process workload, by the plan's unit."""
+    unit = data.workload(name)["unit"]
+    return (wall_ms if unit == "ms" else wall_us), unit
 
 
 def ratio_pairs(kernels):
@@ -53,7 +53,8 @@ def alternatives(data, kernels, cell):
     others = [k for k in kernels if k != "base"]
     extra = [p for p in (("freelist", "patched"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
     out = header("workload", ["base, µs"] + [f"{k}/base" for k in others] + [f"{a}/{b}" for a, b in extra])
-    rows = [(f"`{n}`" + ("" if measure(n)[1] == "µs" else f", {measure(n)[1]}"), n, measure(n)[0]) for n in LATENCY]
+    rows = [(f"`{n}`" + ("" if measure(data, n)[1] == "µs" else f", {measure(data, n)[1]}"), n, measure(data, n)[0])
+            for n in data.tables(LATENCY)]
     for label, name, fn in rows + [("`threxit exit only`", "threxit", exit_us)]:
         val = data.medians(kernels, name, cell, fn)
         if "base" in val:
