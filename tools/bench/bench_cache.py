@@ -69,8 +69,10 @@ def measured(data, kernels, cells):
 
 def miss_table(data, kernels, cell):
     ks = measured(data, kernels, [cell])
-    diff = "patched" in ks and "base" in ks
-    out = ["| per operation | " + " | ".join(ks) + (" | patched - base" if diff else "")
+    c = data.comparisons(ks)
+    ref, cand = c.reference, c.candidate
+    diff = bool(ref and cand)
+    out = ["| per operation | " + " | ".join(ks) + (f" | {cand} - {ref}" if diff else "")
            + " | pairs A, B apart |", "|" + "---|" * (len(ks) + 2 + diff)]
     for name, what in workloads(data):
         ops = {k: per_op(data, k, cell, name) for k in ks}
@@ -80,19 +82,14 @@ def miss_table(data, kernels, cell):
             apart = gap(data, ks, cell, name, f)
             row = [f"{what} (`{name}`), {label}"] + [f"{ops[k][f]:,.0f}" for k in ks]
             if diff:
-                row.append(f"{ops['patched'][f] - ops['base'][f]:+,.0f}")
+                row.append(f"{ops[cand][f] - ops[ref][f]:+,.0f}")
             out.append("| " + " | ".join(row + [f"{apart:.1f}%"]) + " |")
     return out + [""]
 
 
-def ratio_pairs(kernels):
-    return [(a, b) for a, b in (("patched", "base"), ("patched", "ideal"), ("patched", "nocid"))
-            if a in kernels and b in kernels]
-
-
 def model_table(data, kernels, cell, ns):
     ks = measured(data, kernels, [cell])
-    rps = ratio_pairs(ks)
+    rps = data.comparisons(ks).floor_pairs()
     out = ["| µs per operation | " + " | ".join(f"{k} (model)" for k in ks)
            + "".join(f" | {a}/{b} model | {a}/{b} icount" for a, b in rps) + " |",
            "|" + "---|" * (1 + len(ks) + 2 * len(rps))]
@@ -116,25 +113,30 @@ def count(x):
 
 
 def headline(data, kernels, ns):
-    """One sentence for the README: what the series saves per fork+exec in
-    the max_possible cell, in misses, and the modelled ratio."""
+    """One sentence for the README: what the series (the candidate) saves
+    per fork+exec in the max_possible cell, in misses, and the modelled
+    ratio."""
     cell = data.roles["max_possible"]
-    b, p = per_op(data, "base", cell, "exec"), per_op(data, "patched", cell, "exec")
-    if not b or not p or "base" not in kernels or "patched" not in kernels:
+    c = data.comparisons(kernels)
+    ref, cand = c.reference, c.candidate
+    if not ref or not cand:
         return []
-    ic = data.medians(["base", "patched"], "exec", cell, wall_us)
+    b, p = per_op(data, ref, cell, "exec"), per_op(data, cand, cell, "exec")
+    if not b or not p:
+        return []
+    ic = data.medians([ref, cand], "exec", cell, wall_us)
     mod = model_us(p, ns) / model_us(b, ns)
-    apart = max(gap(data, ["base", "patched"], cell, "exec", f) for f in ("l2miss", "dmiss"))
+    apart = max(gap(data, [ref, cand], cell, "exec", f) for f in ("l2miss", "dmiss"))
 
     def saves(f, what):
         d = b[f] - max(p[f], 0)
         return f"{d:,.0f} {what} fewer" if d >= 0 else f"{-d:,.0f} {what} more"
     return [f"Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per vCPU): at "
-            f"{cell_label(cell)}, a fork+exec takes {count(b['l2miss'])} L2 misses on base and "
-            f"{count(p['l2miss'])} on patched, so {saves('l2miss', 'L2 misses')} and "
+            f"{cell_label(cell)}, a fork+exec takes {count(b['l2miss'])} L2 misses on {ref} and "
+            f"{count(p['l2miss'])} on {cand}, so {saves('l2miss', 'L2 misses')} and "
             f"{saves('dmiss', 'L1D misses')} per fork+exec with the series (the two run-length pairs "
-            f"{apart:.1f}% apart at most); modelled time patched/base {mod:.3f} "
-            f"(icount {ic['patched'] / ic['base']:.3f}).", ""]
+            f"{apart:.1f}% apart at most); modelled time {cand}/{ref} {mod:.3f} "
+            f"(icount {ic[cand] / ic[ref]:.3f}).", ""]
 
 
 def aliasing(data, kernels, cs):
@@ -143,21 +145,22 @@ def aliasing(data, kernels, cs):
     (bytes of physical address after which its sets repeat) and ways, which
     bench.sh adds from its plugin arguments (name=percpu_unit lines)."""
     cell = data.roles["max_possible"]
-    units = data.runs.get(("percpu_unit", "base", cell))
-    b = per_op(data, "base", cell, "exec") if "base" in kernels and cell in cs else None
+    ref = data.comparisons(kernels).reference
+    units = data.runs.get(("percpu_unit", ref, cell))
+    b = per_op(data, ref, cell, "exec") if ref and cell in cs else None
     if not units or not b:
         return []
     unit, period, ways = (int(units[0][f]) for f in ("bytes", "l2_period", "l2_ways"))
     if unit % period:
         return []
-    return [f"**How to read the base's L2 misses.** In the base's guest at {cell_label(cell)} the "
+    return [f"**How to read the {ref}'s L2 misses.** In the {ref}'s guest at {cell_label(cell)} the "
             f"per-CPU allocator's units are {unit // 1024} KiB apart (the kernel's `percpu: Embedded "
             f"... u{unit}` line), a multiple of the modelled L2's {period // 1024} KiB set "
             "period, so the copies of an object of the first per-CPU chunk (whose units are "
             "contiguous) on all possible CPUs fall into one L2 set, and one L1D set: a walk over more "
             f"possible CPUs than a set has ways ({ways}) misses on every CPU, and so would one on "
             "any L2 indexed by physical address bits whose set period divides the unit. At "
-            f"{cell_label(cell)} a fork+exec on the base takes {b['l2miss'] / cell[1]:.1f} L2 misses "
+            f"{cell_label(cell)} a fork+exec on the {ref} takes {b['l2miss'] / cell[1]:.1f} L2 misses "
             "per possible CPU: it zeroes two per-CPU objects (rss_stat's counters, mm_cid's slots) "
             "for each of its two mms and sets the cid slots in mm_init_cid() for each and again in "
             "exec_mmap(), seven walks. How many lines a walk touches depends on where the allocator "

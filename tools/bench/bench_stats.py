@@ -7,6 +7,8 @@ import os
 import re
 import statistics
 
+import plan as bench_plan
+
 
 def read_kernels(path):
     """The registry ./kernels (NAME ROLE PATCHES BOOT DESCRIPTION):
@@ -35,8 +37,9 @@ class Data:
     round] and the perf profiles [(workload, kernel, cell, dir)]; and the
     plan of the run (tools/bench/plan.py), plan.json beside them: the
     cells' roles (max_possible, min_possible, max_online), the workloads
-    (unit, description, order in the report) and the cache model's
-    phases."""
+    (unit, description, order in the report), the cache model's phases,
+    and the roles of the registry's kernels, from which the comparisons
+    come."""
 
     def __init__(self, path):
         self.runs = collections.defaultdict(list)
@@ -66,6 +69,11 @@ class Data:
         units, in the report's order."""
         ws = [w for w in self.plan["workloads"] if w["table"] is not None and w["unit"] in units]
         return [w["name"] for w in sorted(ws, key=lambda w: w["table"])]
+
+    def comparisons(self, kernels):
+        """Which of kernels (those measured) the report compares, by their
+        roles in the registry (plan.Comparisons)."""
+        return bench_plan.comparisons(self.plan["registry"], kernels)
 
     def kernels(self, order):
         """The kernels of the registry order that have results."""

@@ -16,14 +16,6 @@ def measure(data, name):
     return (wall_ms if unit == "ms" else wall_us), unit
 
 
-def ratio_pairs(kernels):
-    """The ratio columns: patched/base, patched/ideal, then every other
-    kernel against base, in the registry's order."""
-    pairs = [("patched", "base"), ("patched", "ideal")]
-    pairs += [(k, "base") for k in kernels if k not in ("base", "patched")]
-    return [(a, b) for a, b in pairs if a in kernels and b in kernels]
-
-
 def row(cells):
     return "| " + " | ".join("-" if c is None else c for c in cells) + " |"
 
@@ -34,8 +26,10 @@ def header(first, columns):
 
 
 def table(data, kernels, name, fn, fmt):
-    """One row per cell: each kernel's median ± spread, then the ratios."""
-    pairs = ratio_pairs(kernels)
+    """One row per cell: each kernel's median ± spread, then the ratios
+    (candidate/reference, candidate/floor, then every other kernel against
+    the reference, in the registry's order)."""
+    pairs = data.comparisons(kernels).table_pairs(kernels)
     out = header("online/possible", kernels + [f"{a}/{b}" for a, b in pairs])
     for cell in data.cells:
         val = data.medians(kernels, name, cell, fn)
@@ -49,16 +43,20 @@ def table(data, kernels, name, fn, fmt):
 
 
 def alternatives(data, kernels, cell):
-    """Every workload at one cell: base in µs, the others relative to it."""
-    others = [k for k in kernels if k != "base"]
-    extra = [p for p in (("freelist", "patched"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
-    out = header("workload", ["base, µs"] + [f"{k}/base" for k in others] + [f"{a}/{b}" for a, b in extra])
+    """Every workload at one cell: the reference in µs, the others relative
+    to it, then each alternative against the candidate and the candidate
+    against the floor."""
+    c = data.comparisons(kernels)
+    ref = c.reference
+    others = [k for k in kernels if k != ref]
+    extra = c.alternative_pairs()
+    out = header("workload", [f"{ref}, µs"] + [f"{k}/{ref}" for k in others] + [f"{a}/{b}" for a, b in extra])
     rows = [(f"`{n}`" + ("" if measure(data, n)[1] == "µs" else f", {measure(data, n)[1]}"), n, measure(data, n)[0])
             for n in data.tables(LATENCY)]
     for label, name, fn in rows + [("`threxit exit only`", "threxit", exit_us)]:
         val = data.medians(kernels, name, cell, fn)
-        if "base" in val:
-            out.append(row([label, f"{val['base']:.1f}"] + [ratio(val, k, "base") for k in others]
+        if ref in val:
+            out.append(row([label, f"{val[ref]:.1f}"] + [ratio(val, k, ref) for k in others]
                            + [ratio(val, a, b) for a, b in extra]))
     return out + [""]
 
@@ -86,7 +84,7 @@ def upgrades_table(data):
 def headline_table(data, kernels, rows):
     """rows: [(label, workload, cell, fn, format)] -> the README's table;
     a row whose workload the run did not measure is left out."""
-    pairs = [p for p in (("patched", "base"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
+    pairs = data.comparisons(kernels).headline_pairs()
     out = header("", kernels + [f"{a}/{b}" for a, b in pairs])
     for label, name, cell, fn, fmt in rows:
         val = data.medians(kernels, name, cell, fn)

@@ -150,7 +150,10 @@ def perf_bench(name, args, n, pin=True):
 
 
 def forkbench_phases(mode):
-    return lambda l: f"{PIN} forkbench -m {mode} {','.join(str(k * l) for k in (CACHE_WARMUP,) + CACHE_PHASES)} >/dev/null"
+    def command(l):
+        lengths = ",".join(str(k * l) for k in (CACHE_WARMUP,) + CACHE_PHASES)
+        return f"{PIN} forkbench -m {mode} {lengths} >/dev/null"
+    return command
 
 
 def shloop_phases(l):
@@ -489,6 +492,7 @@ def make(registry, quick=False, cells=None, kernels=None, iters=None, reps=None,
         "cells": [str(c) for c in cell_list],
         "roles": {role: str(c) for role, c in roles.items()},
         "kernels": [{"name": k, "role": role_of[k]} for k in ks],
+        "registry": role_of,        # every kernel's role, in the registry's order: the report's comparisons
         "iters": n, "reps": r, "quick": bool(quick),
         "full_sweep": ([str(c) for c in cell_list] == FULL_CELLS.split() and ks == names
                        and n == ITERS and r == FULL_REPS and bool(cache)),

@@ -44,10 +44,11 @@ def report(data, registry, setup, short_setup, kernel_version, folded_dir, model
     if possible:
         out += [f"## Possible CPUs: {possible[0][1][0][0]} online, more possible", ""] + prose.POSSIBLE
         out += [line for p in possible for line in (f"![{p[3]}]({p[3]}.svg)", "")]
-    out += prose.ALTERNATIVES
+    ref = data.comparisons(kernels).reference
+    out += prose.alternatives_intro(ref)
     r = data.roles
     for cell in dict.fromkeys([r["max_possible"], r["max_online"]]):
-        out += prose.alternatives_caption(cell) + tables.alternatives(data, kernels, cell)
+        out += prose.alternatives_caption(cell, ref) + tables.alternatives(data, kernels, cell)
     out += prose.PER_WORKLOAD
     for name in data.tables(tables.LATENCY):
         if data.has(name):
