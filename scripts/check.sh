@@ -19,7 +19,7 @@ fi
 STEPS=(
 	"deps|scripts/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
 	"lint|shellcheck of the scripts (make lint; seconds)"
-	"unit|unit tests of the tooling: the bench report (tools/bench/test_report.py), the KUnit results (scripts/test_kunit_summary.py; seconds)"
+	"unit|unit tests of the tooling: the bench plan (tools/bench/test_plan.py), the bench report (tools/bench/test_report.py), the KUnit results (scripts/test_kunit_summary.py; seconds)"
 	"checkpatch|checkpatch --strict on the patches of patches/series (~1 min)"
 	"apply|the series applies to the base with git am, in the order of patches/series"
 	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match patches/"
@@ -61,6 +61,7 @@ checked() {
 step_deps() { tally_sub "$TOP/scripts/deps-test.sh"; }
 step_lint() { checked shellcheck "$LOGS/lint.log" make -s -C "$TOP" lint; }
 step_unit() {
+	checked tools/bench/test_plan.py "$LOGS/plan-test.log" python3 "$TOP/tools/bench/test_plan.py"
 	checked tools/bench/test_report.py "$LOGS/report-test.log" python3 "$TOP/tools/bench/test_report.py"
 	checked scripts/test_kunit_summary.py "$LOGS/kunit-summary-test.log" python3 "$TOP/scripts/test_kunit_summary.py"
 }
