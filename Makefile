@@ -7,12 +7,14 @@ S := scripts
 # Variables a user may set. The Makefile checks its own switches; the
 # scripts check the values they take (ONLINE: scripts/lib/guest.sh; KERNEL, VARIANT:
 # scripts/tree/build.sh, from the registry ./kernels; CELLS, KERNELS, ITERS,
-# REPS, GUESTS: scripts/bench/bench.sh), before any work, each in one place.
+# REPS, CACHE: scripts/bench/plan.py through scripts/bench/bench.sh; GUESTS:
+# scripts/bench/bench.sh), before any work, each in one place.
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
 RESUME ?= 0
 ONLINE ?=
+DRY_RUN ?= 0
 KERNEL ?= patched
 VARIANT ?= test
 MUTANTS ?=
@@ -32,6 +34,9 @@ $(error QUICK=$(QUICK): want 0 or 1)
 endif
 ifeq ($(filter $(RESUME),0 1),)
 $(error RESUME=$(RESUME): want 0 or 1)
+endif
+ifeq ($(filter $(DRY_RUN),0 1),)
+$(error DRY_RUN=$(DRY_RUN): want 0 or 1)
 endif
 ifeq ($(filter $(CACHE),0 1),)
 $(error CACHE=$(CACHE): want 0 or 1)
@@ -106,9 +111,10 @@ mutate:
 	@$(S)/setup/deps.sh build vm check
 	@$(S)/check/mutate.sh $(MUTANTS)
 
-## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs] [GUESTS=N: guests at once]
+## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [DRY_RUN=1: print the plan's boots and guest commands, build nothing] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs] [GUESTS=N: guests at once]
 bench:
 	@$(S)/bench/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
+		$(if $(filter 1,$(DRY_RUN)),--dry-run) \
 		$(if $(CELLS),--cells "$(CELLS)") $(if $(KERNELS),--kernels "$(KERNELS)") \
 		$(if $(ITERS),--iters "$(ITERS)") $(if $(REPS),--reps "$(REPS)") \
 		--cache $(CACHE) $(if $(MODEL_NS),--model-ns "$(MODEL_NS)") $(if $(GUESTS),--guests "$(GUESTS)")

@@ -3,15 +3,13 @@
 misses from the phases of the cache-model boots (name=cache lines, from
 cache_marks.py), a modelled time, and the words around them.
 
-Each workload ran L, 3L, 2L and 6L times between marks, in one process
-after 6L unmarked runs; per operation, pair A is (M(3L) - M(L)) / 2L and
-pair B is (M(6L) - M(2L)) / 4L, so that what a run costs once (the marks'
-own processes in the bash loop) cancels out. The figure given is the mean
-of the two pairs; how far apart they are says how stable it is."""
+Each workload ran its phases (the plan's: L, 3L, 2L and 6L times) between
+marks, in one process after unmarked runs; per operation, each of the
+plan's pairs (pair A: (M(3L) - M(L)) / 2L, pair B: (M(6L) - M(2L)) / 4L)
+cancels what a run costs once (the marks' own processes in the bash
+loop). The figure given is the mean of the pairs; how far apart they are
+says how stable it is."""
 from bench_stats import cell_label, wall_us
-
-WORKLOADS = [("exec", "fork+exec"), ("shloop", "bash loop iteration"), ("exit", "fork+exit"),
-             ("thread", "thread spawn")]
 # make bench's MODEL_NS: ns per instruction, per L2 hit, per L2 miss.
 MODEL_NS = (0.33, 5, 40)
 # (label, field of the plugin's totals)
@@ -19,18 +17,24 @@ METRICS = [("instructions", "iaccess"), ("L1D misses", "dmiss"), ("L1I misses", 
            ("L2 misses", "l2miss")]
 
 
+def workloads(data):
+    """The modelled workloads, in the order of their boot: [(name, what one
+    operation is)]."""
+    ws = sorted((w for w in data.plan["workloads"] if w["cache"] is not None), key=lambda w: w["cache"])
+    return [(w["name"], w["op"]) for w in ws]
+
+
 def pairs(data, k, cell, workload):
     """{field: (pair A, pair B)} per operation, or None when the run lacks
-    a length."""
+    a phase."""
     by = {int(r["iters"]): r for r in data.runs.get(("cache", k, cell), []) if r["workload"] == workload}
-    if not by:
-        return None
-    lo = min(by)
-    if sorted(by) != [lo, 2 * lo, 3 * lo, 6 * lo]:
+    plan = data.plan["cache"]
+    lo = plan["L"]
+    if sorted(by) != sorted(k * lo for k in plan["phases"]):
         return None
     fields = [f for _, f in METRICS] + ["l2access"]
-    return {f: ((int(by[3 * lo][f]) - int(by[lo][f])) / (2 * lo),
-                (int(by[6 * lo][f]) - int(by[2 * lo][f])) / (4 * lo)) for f in fields}
+    return {f: tuple((int(by[b * lo][f]) - int(by[a * lo][f])) / ((b - a) * lo) for a, b in plan["pairs"])
+            for f in fields}
 
 
 def per_op(data, k, cell, workload):
@@ -65,10 +69,12 @@ def measured(data, kernels, cells):
 
 def miss_table(data, kernels, cell):
     ks = measured(data, kernels, [cell])
-    diff = "patched" in ks and "base" in ks
-    out = ["| per operation | " + " | ".join(ks) + (" | patched - base" if diff else "")
+    c = data.comparisons(ks)
+    ref, cand = c.reference, c.candidate
+    diff = bool(ref and cand)
+    out = ["| per operation | " + " | ".join(ks) + (f" | {cand} - {ref}" if diff else "")
            + " | pairs A, B apart |", "|" + "---|" * (len(ks) + 2 + diff)]
-    for name, what in WORKLOADS:
+    for name, what in workloads(data):
         ops = {k: per_op(data, k, cell, name) for k in ks}
         if not all(ops.values()):
             continue
@@ -76,23 +82,18 @@ def miss_table(data, kernels, cell):
             apart = gap(data, ks, cell, name, f)
             row = [f"{what} (`{name}`), {label}"] + [f"{ops[k][f]:,.0f}" for k in ks]
             if diff:
-                row.append(f"{ops['patched'][f] - ops['base'][f]:+,.0f}")
+                row.append(f"{ops[cand][f] - ops[ref][f]:+,.0f}")
             out.append("| " + " | ".join(row + [f"{apart:.1f}%"]) + " |")
     return out + [""]
 
 
-def ratio_pairs(kernels):
-    return [(a, b) for a, b in (("patched", "base"), ("patched", "ideal"), ("patched", "nocid"))
-            if a in kernels and b in kernels]
-
-
 def model_table(data, kernels, cell, ns):
     ks = measured(data, kernels, [cell])
-    rps = ratio_pairs(ks)
+    rps = data.comparisons(ks).floor_pairs()
     out = ["| µs per operation | " + " | ".join(f"{k} (model)" for k in ks)
            + "".join(f" | {a}/{b} model | {a}/{b} icount" for a, b in rps) + " |",
            "|" + "---|" * (1 + len(ks) + 2 * len(rps))]
-    for name, what in WORKLOADS:
+    for name, what in workloads(data):
         ops = {k: per_op(data, k, cell, name) for k in ks}
         if not all(ops.values()):
             continue
@@ -112,25 +113,30 @@ def count(x):
 
 
 def headline(data, kernels, ns):
-    """One sentence for the README: what the series saves per fork+exec in
-    the wide cell, in misses, and the modelled ratio."""
-    cell = data.roles["wide"]
-    b, p = per_op(data, "base", cell, "exec"), per_op(data, "patched", cell, "exec")
-    if not b or not p or "base" not in kernels or "patched" not in kernels:
+    """One sentence for the README: what the series (the candidate) saves
+    per fork+exec in the max_possible cell, in misses, and the modelled
+    ratio."""
+    cell = data.roles["max_possible"]
+    c = data.comparisons(kernels)
+    ref, cand = c.reference, c.candidate
+    if not ref or not cand:
         return []
-    ic = data.medians(["base", "patched"], "exec", cell, wall_us)
+    b, p = per_op(data, ref, cell, "exec"), per_op(data, cand, cell, "exec")
+    if not b or not p:
+        return []
+    ic = data.medians([ref, cand], "exec", cell, wall_us)
     mod = model_us(p, ns) / model_us(b, ns)
-    apart = max(gap(data, ["base", "patched"], cell, "exec", f) for f in ("l2miss", "dmiss"))
+    apart = max(gap(data, [ref, cand], cell, "exec", f) for f in ("l2miss", "dmiss"))
 
     def saves(f, what):
         d = b[f] - max(p[f], 0)
         return f"{d:,.0f} {what} fewer" if d >= 0 else f"{-d:,.0f} {what} more"
     return [f"Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per vCPU): at "
-            f"{cell_label(cell)}, a fork+exec takes {count(b['l2miss'])} L2 misses on base and "
-            f"{count(p['l2miss'])} on patched, so {saves('l2miss', 'L2 misses')} and "
+            f"{cell_label(cell)}, a fork+exec takes {count(b['l2miss'])} L2 misses on {ref} and "
+            f"{count(p['l2miss'])} on {cand}, so {saves('l2miss', 'L2 misses')} and "
             f"{saves('dmiss', 'L1D misses')} per fork+exec with the series (the two run-length pairs "
-            f"{apart:.1f}% apart at most); modelled time patched/base {mod:.3f} "
-            f"(icount {ic['patched'] / ic['base']:.3f}).", ""]
+            f"{apart:.1f}% apart at most); modelled time {cand}/{ref} {mod:.3f} "
+            f"(icount {ic[cand] / ic[ref]:.3f}).", ""]
 
 
 def aliasing(data, kernels, cs):
@@ -138,22 +144,23 @@ def aliasing(data, kernels, cs):
     size that its guests' kernels printed and the modelled L2's set period
     (bytes of physical address after which its sets repeat) and ways, which
     bench.sh adds from its plugin arguments (name=percpu_unit lines)."""
-    cell = data.roles["wide"]
-    units = data.runs.get(("percpu_unit", "base", cell))
-    b = per_op(data, "base", cell, "exec") if "base" in kernels and cell in cs else None
+    cell = data.roles["max_possible"]
+    ref = data.comparisons(kernels).reference
+    units = data.runs.get(("percpu_unit", ref, cell))
+    b = per_op(data, ref, cell, "exec") if ref and cell in cs else None
     if not units or not b:
         return []
     unit, period, ways = (int(units[0][f]) for f in ("bytes", "l2_period", "l2_ways"))
     if unit % period:
         return []
-    return [f"**How to read the base's L2 misses.** In the base's guest at {cell_label(cell)} the "
+    return [f"**How to read the {ref}'s L2 misses.** In the {ref}'s guest at {cell_label(cell)} the "
             f"per-CPU allocator's units are {unit // 1024} KiB apart (the kernel's `percpu: Embedded "
             f"... u{unit}` line), a multiple of the modelled L2's {period // 1024} KiB set "
             "period, so the copies of an object of the first per-CPU chunk (whose units are "
             "contiguous) on all possible CPUs fall into one L2 set, and one L1D set: a walk over more "
             f"possible CPUs than a set has ways ({ways}) misses on every CPU, and so would one on "
             "any L2 indexed by physical address bits whose set period divides the unit. At "
-            f"{cell_label(cell)} a fork+exec on the base takes {b['l2miss'] / cell[1]:.1f} L2 misses "
+            f"{cell_label(cell)} a fork+exec on the {ref} takes {b['l2miss'] / cell[1]:.1f} L2 misses "
             "per possible CPU: it zeroes two per-CPU objects (rss_stat's counters, mm_cid's slots) "
             "for each of its two mms and sets the cid slots in mm_init_cid() for each and again in "
             "exec_mmap(), seven walks. How many lines a walk touches depends on where the allocator "
@@ -170,14 +177,17 @@ def section(data, kernels, ns, model):
     cs = cells(data)
     if not cs:
         return [], []
-    lo = min(int(r["iters"]) for key, rs in data.runs.items() if key[0] == "cache" for r in rs)
+    plan = data.plan["cache"]
+    lo = plan["L"]
+    lengths = [str(k * lo) for k in plan["phases"]]
+    said = [f"pair {chr(ord('A') + i)} = (M({b * lo}) - M({a * lo})) / {(b - a) * lo}"
+            for i, (a, b) in enumerate(plan["pairs"])]
     out = ["## Cache model: misses per operation and a modelled time", "",
            f"Model: {model}. Each kernel boots once more in each of these cells, under the "
            "plugin, and runs each workload between two marks (scripts/bench/mark.c: an instruction the "
-           f"patched plugin answers by printing its totals) at {lo}, {3 * lo}, {2 * lo} and {6 * lo} "
-           f"iterations, in one process after {6 * lo} unmarked ones. Per operation: pair A = "
-           f"(M({3 * lo}) - M({lo})) / {2 * lo}, pair B = "
-           f"(M({6 * lo}) - M({2 * lo})) / {4 * lo}, which cancels what a run costs once; the tables "
+           f"patched plugin answers by printing its totals) at {', '.join(lengths[:-1])} and {lengths[-1]} "
+           f"iterations, in one process after {plan['warmup'] * lo} unmarked ones. Per operation: "
+           f"{', '.join(said)}, which cancels what a run costs once; the tables "
            "give the mean of the pairs, and the last column the largest gap between them over the "
            "kernels, against the row's largest figure (a row whose pairs are far apart is not a "
            "measurement; L2 rows are the least steady: the page allocator now and then hands out "

@@ -54,8 +54,10 @@ def fold(script):
     return stacks
 
 
-def perf_section(perf, build_dir):
-    """perf: [(workload, kernel, cell, dir)] -> one table per workload and cell."""
+def perf_section(perf, build_dir, own):
+    """perf: [(workload, kernel, cell, dir)] -> one table per workload and
+    cell; own: the workloads profiled in their own processes (the plan's),
+    the others on all CPUs."""
     out = []
     groups = collections.OrderedDict()
     for wl, k, cell, d in perf:
@@ -68,7 +70,7 @@ def perf_section(perf, build_dir):
             with open(os.path.join(build_dir, f"{wl}-{k}.folded"), "w") as f:
                 for st, n in sorted(stacks.items()):
                     f.write(f"{st} {n}\n")
-        systemwide = wl != "shloop"
+        systemwide = wl not in own
         out += [f"### `{wl}` at {cell[0]} online, {cell[1]} possible CPUs", "",
                 ("`perf record -a -g -e cpu-clock -F 1000` on all CPUs during the workload (the mm may be freed "
                  "on any CPU, by whichever task drops the last lazy-TLB reference). Samples whose call "

@@ -7,26 +7,6 @@ from bench_stats import cell_label, rate, ratio, wall_ms, wall_us
 
 TITLE = "# fork/exec/exit benchmarks: lazy rss_stat, the base and the alternatives"
 
-DESCRIBE = {
-    "exec": "fork + exec of a static /bin/true + wait (lat_proc exec)",
-    "shloop": "bash loop of /bin/true, pinned to CPU 0 (the regression report's loop)",
-    "exit": "fork + _exit + wait (lat_proc fork)",
-    "sh": "fork + /bin/sh -c true + wait (lat_proc shell)",
-    "thread": "fork a child that starts and joins one thread (thread spawn: the upgrade)",
-    "threxit": "fork a child with a thread pinned to every online CPU, each faulting 16 pages, "
-               "then the child exits (threaded exit); per process",
-    "sysfork": "perf bench syscall fork (the kernel's own, tools/perf of the base tree): fork + wait",
-    "sysexec": "perf bench syscall execve (the kernel's own): fork + execve of /bin/true + wait",
-    "pipe": "perf bench sched pipe: two processes passing a token through a pipe, both on CPU 0 "
-            "(context switches); µs per round trip",
-    "messaging": "perf bench sched messaging -p -g 10: 10 groups of 20 senders and 20 receivers "
-                 "over pipes, on every CPU, 100 loops: wakeups and context switches, and the exit of "
-                 "its 400 processes (perf forks them before it starts its clock); ms per run",
-    "pf_threads": "page_fault1, threads: one per CPU in one process, 16 MiB each (faults/s)",
-    "pf_procs": "page_fault1, processes: one per CPU, 16 MiB each (faults/s)",
-    "execrate": "one worker per CPU re-execing a static binary (execs/s)",
-}
-
 EXIT_ONLY = ("From the child's exit to its reaping by the parent, µs (the mm may be "
              "freed later, by the last CPU to drop its lazy-TLB reference).")
 
@@ -67,48 +47,50 @@ def intro(kernel_version, kernels, setup):
 def headline_rows(data):
     """The rows of the README's table: (label, workload, cell, fn, format),
     each cell once."""
-    r = data.roles
-    narrow, wide, big = r["narrow"], r["wide"], r["big"]
+    fewest, most, most_online = (data.roles[r] for r in ("min_possible", "max_possible", "max_online"))
     once = dict.fromkeys
     rows = [(f"fork+exec (`exec`), {cell_label(c)} CPUs, µs", "exec", c, wall_us, "{:.1f}")
-            for c in once([narrow, wide, big])]
+            for c in once([fewest, most, most_online])]
     rows += [(f"bash loop (`shloop`), {cell_label(c)} CPUs, µs", "shloop", c, wall_us, "{:.1f}")
-             for c in once([wide, big])]
-    rows += [(f"fork + one thread (`thread`), {cell_label(wide)} CPUs, µs", "thread", wide, wall_us, "{:.1f}"),
-             (f"threaded exit (`threxit`), {cell_label(big)} CPUs, µs", "threxit", big, wall_us, "{:.1f}")]
-    rows += [(f"perf bench syscall fork (`sysfork`), {cell_label(wide)} CPUs, µs", "sysfork", wide, wall_us,
+             for c in once([most, most_online])]
+    rows += [(f"fork + one thread (`thread`), {cell_label(most)} CPUs, µs", "thread", most, wall_us, "{:.1f}"),
+             (f"threaded exit (`threxit`), {cell_label(most_online)} CPUs, µs", "threxit", most_online, wall_us,
+              "{:.1f}")]
+    rows += [(f"perf bench syscall fork (`sysfork`), {cell_label(most)} CPUs, µs", "sysfork", most, wall_us,
               "{:.1f}"),
-             (f"perf bench syscall execve (`sysexec`), {cell_label(wide)} CPUs, µs", "sysexec", wide, wall_us,
+             (f"perf bench syscall execve (`sysexec`), {cell_label(most)} CPUs, µs", "sysexec", most, wall_us,
               "{:.1f}")]
     rows += [(f"context switch (`pipe`), {cell_label(c)} CPUs, µs", "pipe", c, wall_us, "{:.2f}")
-             for c in once([narrow, big])]
+             for c in once([fewest, most_online])]
     rows += [(f"scheduler wakeups (`messaging`), {cell_label(c)} CPUs, ms", "messaging", c, wall_ms, "{:.1f}")
-             for c in once([narrow, big])]
-    rows += [(f"`Percpu:` growth, 1000 idle processes, {cell_label(wide)} CPUs, kB", "idle", wide,
+             for c in once([fewest, most_online])]
+    rows += [(f"`Percpu:` growth, 1000 idle processes, {cell_label(most)} CPUs, kB", "idle", most,
               lambda x: int(x["percpu_kb_after"]) - int(x["percpu_kb_before"]), "+{:.0f}")]
     return rows
 
 
 def headline(data, kernels, table, setup):
     """The README block: the possible-CPU result, the table, the growth."""
-    narrow, wide = data.roles["narrow"], data.roles["wide"]
+    fewest, most = data.roles["min_possible"], data.roles["max_possible"]
+    c = data.comparisons(kernels)
+    ref, cand, floor = c.reference, c.candidate, c.floor
     out = []
-    ex = data.medians(kernels, "exec", wide, wall_us)
-    if all(k in ex for k in ("base", "patched", "ideal")):
-        out += [f"**With {wide[0]} CPUs online of {wide[1]} possible, a fork+exec costs "
-                f"{100 * (1 - ex['patched'] / ex['base']):.1f}% less with the series than without "
-                f"(patched/base {ratio(ex, 'patched', 'base')}), within "
-                f"{100 * abs(ex['patched'] / ex['ideal'] - 1):.1f}% of the ideal kernel with no per-CPU "
+    ex = data.medians(kernels, "exec", most, wall_us)
+    if ref and cand and floor and all(k in ex for k in (ref, cand, floor)):
+        out += [f"**With {most[0]} CPUs online of {most[1]} possible, a fork+exec costs "
+                f"{100 * (1 - ex[cand] / ex[ref]):.1f}% less with the series than without "
+                f"({cand}/{ref} {ratio(ex, cand, ref)}), within "
+                f"{100 * abs(ex[cand] / ex[floor] - 1):.1f}% of the {floor} kernel with no per-CPU "
                 "rss_stat at all.**", ""]
     out += [f"Elapsed guest time per operation (online/possible vCPUs), median of the rounds; {setup}.", ""]
     out += table
     growth = []
     for k in kernels:
-        a, b = data.medians([k], "exec", narrow, wall_us), data.medians([k], "exec", wide, wall_us)
+        a, b = data.medians([k], "exec", fewest, wall_us), data.medians([k], "exec", most, wall_us)
         if k in a and k in b:
             growth.append(f"{k} {b[k] - a[k]:+.0f} µs ({100 * (b[k] / a[k] - 1):+.1f}%)")
-    if growth and narrow != wide:
-        out += ["", f"From {narrow[1]} to {wide[1]} possible CPUs ({wide[0]} online), a fork+exec costs: "
+    if growth and fewest != most:
+        out += ["", f"From {fewest[1]} to {most[1]} possible CPUs ({most[0]} online), a fork+exec costs: "
                 + ", ".join(growth) + "."]
     return out + [""]
 
@@ -130,8 +112,12 @@ def sentence(*clauses):
 
 
 def answers(data, kernels):
-    """The reviewers' questions, each answered with this run's numbers."""
-    narrow, wide, big = data.roles["narrow"], data.roles["wide"], data.roles["big"]
+    """The reviewers' questions, each answered with this run's numbers; the
+    kernels compared are those of the roles of the registry (the
+    reference, the candidate, the floors, the alternatives)."""
+    fewest, most, most_online = (data.roles[r] for r in ("min_possible", "max_possible", "max_online"))
+    c = data.comparisons(kernels)
+    ref, cand, floor, deepest = c.reference, c.candidate, c.floor, c.deepest_floor
 
     def m(name, cell, fn=wall_us):
         return data.medians(kernels, name, cell, fn)
@@ -142,41 +128,50 @@ def answers(data, kernels):
     def said(label, ratio_):
         return f"{label} {ratio_}" if ratio_ else ""
 
-    ex_n, ex_w, ex_b = m("exec", narrow), m("exec", wide), m("exec", big)
+    def vs(a, b):
+        return f"{a}/{b}"
+
+    ex_few, ex_most, ex_online = m("exec", fewest), m("exec", most), m("exec", most_online)
     bullets = []
-    if narrow != wide and "base" in ex_n and "base" in ex_w:
-        grow = ", ".join(f"{k} {100 * (ex_w[k] / ex_n[k] - 1):+.1f}%" for k in kernels if k in ex_n and k in ex_w)
-        at_wide = ", ".join(c for c in (said("patched/base", r(ex_w, "patched", "base")),
-                                         said("patched/ideal", r(ex_w, "patched", "ideal")),
-                                         said("the bash loop patched/base", r(m("shloop", wide), "patched", "base")))
-                            if c)
-        nocid = r(ex_w, "nocid", "ideal")
-        bullets.append(f"**Bigger boxes?** A fork+exec at {cell_label(wide)} against {cell_label(narrow)}: "
-                       f"{grow}." + (f" At {cell_label(wide)}, {at_wide}." if at_wide else "")
-                       + " The base pays for every possible CPU at every mm"
-                       + (f"; what patched and ideal still pay per possible CPU is mm_cid (nocid/ideal {nocid})."
-                          if nocid else "."))
-    if "cache" in kernels:
-        text = sentence(said("fork+exec cache/base", at((r(ex_w, "cache", "base"), wide))),
-                        said("cache/patched", at((r(ex_w, "cache", "patched"), wide), (r(ex_b, "cache", "patched"), big))),
-                        said("exit of a threaded process cache/base", at((r(m("threxit", big), "cache", "base"), big))))
+    if fewest != most and ref in ex_few and ref in ex_most:
+        grow = ", ".join(f"{k} {100 * (ex_most[k] / ex_few[k] - 1):+.1f}%"
+                         for k in kernels if k in ex_few and k in ex_most)
+        at_most = ", ".join(x for x in (said(vs(cand, ref), r(ex_most, cand, ref)),
+                                         said(vs(cand, floor), r(ex_most, cand, floor)),
+                                         said(f"the bash loop {vs(cand, ref)}", r(m("shloop", most), cand, ref)))
+                            if x)
+        mm_cid = r(ex_most, deepest, floor)
+        bullets.append(f"**Bigger boxes?** A fork+exec at {cell_label(most)} against {cell_label(fewest)}: "
+                       f"{grow}." + (f" At {cell_label(most)}, {at_most}." if at_most else "")
+                       + f" The {ref} pays for every possible CPU at every mm"
+                       + (f"; what {cand} and {floor} still pay per possible CPU is mm_cid "
+                          f"({vs(deepest, floor)} {mm_cid})." if mm_cid else "."))
+    for alt in c.alternatives:
+        text = sentence(said(f"fork+exec {vs(alt, ref)}", at((r(ex_most, alt, ref), most))),
+                        said(vs(alt, cand), at((r(ex_most, alt, cand), most), (r(ex_online, alt, cand), most_online))),
+                        said(f"exit of a threaded process {vs(alt, ref)}",
+                             at((r(m("threxit", most_online), alt, ref), most_online))))
         if text:
             bullets.append(f"**Why not cache the per-CPU memory?** {text[0].upper()}{text[1:]} "
                            "A cached block still has to be zeroed on every online CPU and summed at teardown, "
                            "and mm_cid's per-CPU memory is still initialised for every possible CPU.")
-    if "nocid" in kernels:
-        text = at((r(ex_n, "nocid", "ideal"), narrow), (r(ex_w, "nocid", "ideal"), wide), (r(ex_b, "nocid", "ideal"), big))
+    if deepest:
+        text = at((r(ex_few, deepest, floor), fewest), (r(ex_most, deepest, floor), most),
+                  (r(ex_online, deepest, floor), most_online))
         if text:
-            bullets.append(f"**What about mm_cid?** nocid/ideal, the most a lazy mm_cid could add: fork+exec {text}.")
+            bullets.append(f"**What about mm_cid?** {vs(deepest, floor)}, the most a lazy mm_cid could add: "
+                           f"fork+exec {text}.")
     threaded = sentence(
-        said("Thread spawn (fork + one thread, the upgrade) patched/base",
-             at((r(m("thread", wide), "patched", "base"), wide), (r(m("thread", big), "patched", "base"), big))),
-        said(f"exit of a process with a thread on each of {big[0]} CPUs patched/base", r(m("threxit", big), "patched", "base")),
-        said("threaded page faults (throughput) patched/base", r(m("pf_threads", big, rate), "patched", "base")))
+        said(f"Thread spawn (fork + one thread, the upgrade) {vs(cand, ref)}",
+             at((r(m("thread", most), cand, ref), most), (r(m("thread", most_online), cand, ref), most_online))),
+        said(f"exit of a process with a thread on each of {most_online[0]} CPUs {vs(cand, ref)}",
+             r(m("threxit", most_online), cand, ref)),
+        said(f"threaded page faults (throughput) {vs(cand, ref)}", r(m("pf_threads", most_online, rate), cand, ref)))
     if threaded:
         bullets.append(f"**What about threaded processes?** {threaded}")
-    pipe, msg = (at(*[(r(m(name, c), "patched", "base"), c) for c in (narrow, big)]) for name in ("pipe", "messaging"))
-    sched = sentence(said("perf bench sched pipe patched/base", pipe), said("sched messaging patched/base", msg))
+    pipe, msg = (at(*[(r(m(name, x), cand, ref), x) for x in (fewest, most_online)]) for name in ("pipe", "messaging"))
+    sched = sentence(said(f"perf bench sched pipe {vs(cand, ref)}", pipe),
+                     said(f"sched messaging {vs(cand, ref)}", msg))
     if sched:
         bullets.append(f"**What does the scheduler pay?** {sched}")
     if not bullets:
@@ -187,16 +182,18 @@ def answers(data, kernels):
             + [f"- {b}" for b in bullets] + [""])
 
 
-def alternatives_caption(cell):
-    return [f"**{cell[0]} online, {cell[1]} possible CPUs.** Elapsed time per operation: base in µs, "
-            "the other kernels relative to base (below 1 is faster).", ""]
+def alternatives_caption(cell, ref):
+    return [f"**{cell[0]} online, {cell[1]} possible CPUs.** Elapsed time per operation: {ref} in µs, "
+            f"the other kernels relative to {ref} (below 1 is faster).", ""]
 
 
-ALTERNATIVES = ["## The alternatives", "",
-                "Each kernel against base, in the same rounds: single-threaded fork/exec (`exec`, "
-                "`shloop`, `exit`, `sh`), threaded processes (`thread`: thread spawn; `threxit`: exit "
-                "of a process with threads on every online CPU) and the scheduler (`pipe`, `messaging`) "
-                "where the run measured them.", ""]
+def alternatives_intro(ref):
+    return ["## The alternatives", "",
+            f"Each kernel against {ref}, in the same rounds: single-threaded fork/exec (`exec`, "
+            "`shloop`, `exit`, `sh`), threaded processes (`thread`: thread spawn; `threxit`: exit "
+            "of a process with threads on every online CPU) and the scheduler (`pipe`, `messaging`) "
+            "where the run measured them.", ""]
+
 
 POSSIBLE = ["The shape of many cloud VMs: a few vCPUs online, many hot-pluggable.", ""]
 
@@ -220,22 +217,22 @@ runs truly in parallel. So a cache miss, a locked read-modify-write, a
 cache line bouncing between CPUs and a TLB miss cost one instruction each.
 Which way that biases each comparison:
 
-- **base against patched, ideal, nocid, cache (single-threaded fork/exec).**
+- **base against patched, ideal, nocid, freelist (single-threaded fork/exec).**
   What the base pays per possible CPU is a memset of 16 bytes in each CPU's
   per-CPU unit (in `pcpu_alloc()`; mm_cid's init does the same for its own
   8 bytes), and per online CPU a read of that slot in each of check_mm()'s
   four sums. On hardware each of those touches a separate cache line, far
   from the others, often a miss; here each is a few instructions. TCG
   *understates* the per-CPU cost, so it understates what patched, ideal and
-  nocid save, and what cache saves at allocation.
+  nocid save, and what freelist saves at allocation.
 - **patched against ideal.** ideal's every rss update is a locked atomic;
   patched's owner path is a plain add. TCG prices both alike, which
   *flatters ideal*: on hardware, patched/ideal for single-threaded work
   would be lower than measured here.
-- **cache.** Its free list sits behind one global spinlock, taken twice per
+- **freelist.** Its free list sits behind one global spinlock, taken twice per
   mm; with no parallelism, contention on it never shows. At scale on
   hardware that lock (like `pcpu_lock` in the base's allocator) costs more
-  than it does here: TCG *flatters cache* for concurrent fork/exit.
+  than it does here: TCG *flatters freelist* for concurrent fork/exit.
 - **threaded processes.** Per-CPU counters exist because many CPUs updating
   one cache line is slow; TCG does not price that either, so `pf_threads`
   cannot show what per-CPU counting buys (ideal's shared atomics look as

@@ -2,18 +2,23 @@
 """The statistics of the bench report: scripts/bench/bench.sh's raw results and
 the kernel registry read in, medians, spreads and ratios. No text here."""
 import collections
+import json
+import os
 import re
 import statistics
 
+import plan as bench_plan
+
 
 def read_kernels(path):
-    """The registry ./kernels: {name: description}, in its order."""
+    """The registry ./kernels (NAME ROLE PATCHES BOOT DESCRIPTION):
+    {name: description}, in its order."""
     kernels = {}
     with open(path) as f:
         for line in f:
-            fields = re.split(r"\t+", line.rstrip("\n"), maxsplit=3)
-            if not line.startswith("#") and len(fields) == 4:
-                kernels[fields[0]] = fields[3]
+            fields = re.split(r"\t+", line.rstrip("\n"), maxsplit=4)
+            if not line.startswith("#") and len(fields) == 5:
+                kernels[fields[0]] = fields[4]
     return kernels
 
 
@@ -29,26 +34,46 @@ def cell_label(cell):
 
 class Data:
     """The raw results: runs[(workload, kernel, cell)] = [fields of each
-    round], the cells' roles (narrow, wide, big) as bench.sh chose them,
-    and the perf profiles [(workload, kernel, cell, dir)]."""
+    round] and the perf profiles [(workload, kernel, cell, dir)]; and the
+    plan of the run (scripts/bench/plan.py), plan.json beside them: the
+    cells' roles (max_possible, min_possible, max_online), the workloads
+    (unit, description, order in the report), the cache model's phases,
+    and the roles of the registry's kernels, from which the comparisons
+    come."""
 
     def __init__(self, path):
         self.runs = collections.defaultdict(list)
-        self.roles = {}
         self.perf = []
+        plan = os.path.join(os.path.dirname(os.path.abspath(path)), "plan.json")
+        if not os.path.exists(plan):
+            raise SystemExit(f"{path}: no plan.json beside it (the plan of the run, from scripts/bench/bench.sh)")
+        with open(plan) as f:
+            self.plan = json.load(f)
+        self.roles = {r: parse_cell(c) for r, c in self.plan["roles"].items()}
         with open(path) as raw:
             lines = raw.read().splitlines()
         for line in lines:
             f = dict(kv.split("=", 1) for kv in line.split())
-            if f["name"] == "roles":
-                self.roles = {r: parse_cell(f[r]) for r in ("narrow", "wide", "big")}
-            elif f["name"] == "perf":
+            if f["name"] == "perf":
                 self.perf.append((f["workload"], f["kernel"], parse_cell(f["cell"]), f["dir"]))
             else:
                 self.runs[(f["name"], f["kernel"], parse_cell(f["cell"]))].append(f)
-        if not self.roles:
-            raise SystemExit(f"{path}: no 'name=roles' line (the cells' roles, from scripts/bench/bench.sh)")
         self.cells = sorted({key[2] for key in self.runs})
+
+    def workload(self, name):
+        """The plan's facts of workload name (plan.py's Workload)."""
+        return next(w for w in self.plan["workloads"] if w["name"] == name)
+
+    def tables(self, units):
+        """The workloads with a table of their own whose unit is one of
+        units, in the report's order."""
+        ws = [w for w in self.plan["workloads"] if w["table"] is not None and w["unit"] in units]
+        return [w["name"] for w in sorted(ws, key=lambda w: w["table"])]
+
+    def comparisons(self, kernels):
+        """Which of kernels (those measured) the report compares, by their
+        roles in the registry (plan.Comparisons)."""
+        return bench_plan.comparisons(self.plan["registry"], kernels)
 
     def kernels(self, order):
         """The kernels of the registry order that have results."""

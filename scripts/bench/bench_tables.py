@@ -3,25 +3,17 @@
 function returns a list of lines; the words around them are bench_prose's."""
 from bench_stats import cell_label, exit_us, med, percpu_growth_kb, ratio, spread, wall_ms, wall_us
 
-# Per-process workloads (time per operation) and per-CPU ones (operations
-# per second), in the order of the report; bench_prose.DESCRIBE says what
-# each one is.
-LATENCY = ["exec", "shloop", "exit", "sh", "thread", "threxit", "sysfork", "sysexec", "pipe", "messaging"]
-THROUGHPUT = ["pf_threads", "pf_procs", "execrate"]
+# The units of the plan's workloads (scripts/bench/plan.py) that have tables:
+# per-process ones, time per operation (µs) or per run (ms), and per-CPU
+# ones, operations per second.
+LATENCY = ("µs", "ms")
+THROUGHPUT = ("/s",)
 
 
-def measure(name):
-    """(fn, unit) of a per-process workload: µs per operation, but ms per
-    run of perf bench sched messaging."""
-    return (wall_ms, "ms") if name == "messaging" else (wall_us, "µs")
-
-
-def ratio_pairs(kernels):
-    """The ratio columns: patched/base, patched/ideal, then every other
-    kernel against base, in the registry's order."""
-    pairs = [("patched", "base"), ("patched", "ideal")]
-    pairs += [(k, "base") for k in kernels if k not in ("base", "patched")]
-    return [(a, b) for a, b in pairs if a in kernels and b in kernels]
+def measure(data, name):
+    """(fn, unit) of a per-process workload, by the plan's unit."""
+    unit = data.workload(name)["unit"]
+    return (wall_ms if unit == "ms" else wall_us), unit
 
 
 def row(cells):
@@ -34,8 +26,10 @@ def header(first, columns):
 
 
 def table(data, kernels, name, fn, fmt):
-    """One row per cell: each kernel's median ± spread, then the ratios."""
-    pairs = ratio_pairs(kernels)
+    """One row per cell: each kernel's median ± spread, then the ratios
+    (candidate/reference, candidate/floor, then every other kernel against
+    the reference, in the registry's order)."""
+    pairs = data.comparisons(kernels).table_pairs(kernels)
     out = header("online/possible", kernels + [f"{a}/{b}" for a, b in pairs])
     for cell in data.cells:
         val = data.medians(kernels, name, cell, fn)
@@ -49,15 +43,20 @@ def table(data, kernels, name, fn, fmt):
 
 
 def alternatives(data, kernels, cell):
-    """Every workload at one cell: base in µs, the others relative to it."""
-    others = [k for k in kernels if k != "base"]
-    extra = [p for p in (("cache", "patched"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
-    out = header("workload", ["base, µs"] + [f"{k}/base" for k in others] + [f"{a}/{b}" for a, b in extra])
-    rows = [(f"`{n}`" + ("" if measure(n)[1] == "µs" else f", {measure(n)[1]}"), n, measure(n)[0]) for n in LATENCY]
+    """Every workload at one cell: the reference in µs, the others relative
+    to it, then each alternative against the candidate and the candidate
+    against the floor."""
+    c = data.comparisons(kernels)
+    ref = c.reference
+    others = [k for k in kernels if k != ref]
+    extra = c.alternative_pairs()
+    out = header("workload", [f"{ref}, µs"] + [f"{k}/{ref}" for k in others] + [f"{a}/{b}" for a, b in extra])
+    rows = [(f"`{n}`" + ("" if measure(data, n)[1] == "µs" else f", {measure(data, n)[1]}"), n, measure(data, n)[0])
+            for n in data.tables(LATENCY)]
     for label, name, fn in rows + [("`threxit exit only`", "threxit", exit_us)]:
         val = data.medians(kernels, name, cell, fn)
-        if "base" in val:
-            out.append(row([label, f"{val['base']:.1f}"] + [ratio(val, k, "base") for k in others]
+        if ref in val:
+            out.append(row([label, f"{val[ref]:.1f}"] + [ratio(val, k, ref) for k in others]
                            + [ratio(val, a, b) for a, b in extra]))
     return out + [""]
 
@@ -85,7 +84,7 @@ def upgrades_table(data):
 def headline_table(data, kernels, rows):
     """rows: [(label, workload, cell, fn, format)] -> the README's table;
     a row whose workload the run did not measure is left out."""
-    pairs = [p for p in (("patched", "base"), ("patched", "ideal")) if p[0] in kernels and p[1] in kernels]
+    pairs = data.comparisons(kernels).headline_pairs()
     out = header("", kernels + [f"{a}/{b}" for a, b in pairs])
     for label, name, cell, fn, fmt in rows:
         val = data.medians(kernels, name, cell, fn)

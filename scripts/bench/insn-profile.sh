@@ -7,13 +7,14 @@
 # scripts/bench/insn_profile.py adds them up per kernel function.
 #
 # Each kernel boots once, in the same cell and with the same guest setup as
-# make bench's boots (bench_vm in lib.sh). It first runs the workloads that precede WORKLOAD in
-# make bench's first round (--before; the page allocator's and the slabs'
-# state, which the workload's own cost depends on, is then the one the
-# benchmark measures in), then WORKLOAD pinned to CPU 0 in one process
-# (forkbench -m) at L and 3L iterations (L = ITERS/5) after a warm-up of L,
-# each run between two marks. The cost per operation is the difference of
-# the two runs over 2L: the marks' own cost cancels.
+# make bench's boots (bench_vm in scripts/lib/bench.sh). It first runs the workloads that
+# precede WORKLOAD in make bench's first round (--before, with the bench
+# plan's commands; the page allocator's and the slabs' state, which the
+# workload's own cost depends on, is then the one the benchmark measures
+# in), then WORKLOAD pinned to CPU 0 in one process (forkbench -m) at L and
+# 3L iterations (L = ITERS/5, the plan's rule) after a warm-up of L, each
+# run between two marks. The cost per operation is the difference of the
+# two runs over 2L: the marks' own cost cancels (scripts/bench/plan.py insn).
 #
 # usage: scripts/bench/insn-profile.sh [--cell N/M] [--iters N] [--before "W..."]
 #                                [--out DIR] WORKLOAD KERNEL_A KERNEL_B
@@ -24,9 +25,9 @@
 #   KERNEL_*  kernels of the registry ./kernels
 #   --cell    online/possible vCPUs [4/255]
 #   --iters   make bench's ITERS [500]
-#   --before  the workloads run first [those before WORKLOAD in make
-#             bench's rounds, BENCH_LOOPS in scripts/lib/bench.sh: for exit,
-#             "idle shloop exec"]
+#   --before  the workloads run first [those before WORKLOAD in the
+#             rounds of every cell of make bench (scripts/bench/plan.py
+#             before WORKLOAD): for exit, "idle shloop exec"]
 #   --out     where the report goes [build/insn-profile]
 # The report, DIR/WORKLOAD-CELL-iITERS-A-B.md (-after-W-W... when --before
 # is given), is printed too.
@@ -51,25 +52,20 @@ while [ $# -gt 0 ]; do
 done
 [ $# = 3 ] || usage
 w=$1 a=$2 b=$3
-case $w in exit|exec|sh|thread|status) ;; *) die "WORKLOAD '$w': want exit, exec, sh, thread or status" ;; esac
 cell_ok "$cell" || die "--cell '$cell' is not ONLINE/POSSIBLE vCPUs with 1 <= ONLINE <= POSSIBLE <= 255"
 { [[ $iters =~ ^[1-9][0-9]*$ ]] && [ "$iters" -ge 5 ]; } || die "--iters '$iters': want a number >= 5"
+# The operations per kernel and the guest command of WORKLOAD's runs.
+IFS=$'\t' read -r ops run_cmd <<<"$(bench_plan insn --iters "$iters" "$w")" && [ -n "$run_cmd" ] || exit "$EXIT_ERROR"
 all=$(kernel_names | paste -sd' ')
 for k in "$a" "$b"; do
 	[[ " $all " == *" $k "* ]] || die "kernel '$k' is not one of: $all (./kernels)"
 done
 [ "$a" != "$b" ] || die "two different kernels, please"
-if [ "$before_set" = 0 ]; then
-	before=${BENCH_LOOPS%% "$w" *}
-	[ "$before" != "$BENCH_LOOPS" ] || before=''	# not a make bench workload
-else
-	for x in $before; do
-		# perf bench's workloads need the perf that make bench stages.
-		case $x in idle|shloop|exec|exit|sh|thread|threxit) ;;
-		*) die "--before: '$x' is not one of idle shloop exec exit sh thread threxit" ;;
-		esac
-	done
-fi
+[ "$before_set" = 1 ] || before=$(bench_plan before "$w")
+# The commands of --before, as make bench's guests run them (not perf
+# bench's: they need the perf that make bench stages).
+# shellcheck disable=SC2086 # the workloads are words
+before_run=$(bench_plan run-file --iters "$iters" --cell "$cell" $before) || die "--before: see above"
 need_deps build vm bench
 
 out=$BUILD/insn-profile
@@ -78,15 +74,16 @@ run=$out/$w-${cell/\//-}
 rm -rf "$stage" "$run"
 mkdir -p "$run"
 stage_workloads "$stage"
+mkdir -p "$stage/bench"
+printf '%s' "$before_run" >"$stage/bench/before.run"
 "$TOP/scripts/tree/tree.sh" >/dev/null
 for k in "$a" "$b"; do "$TOP/scripts/tree/build.sh" bench "$k"; done
 plugin=$("$TOP/scripts/bench/qemu-plugin.sh" insnprof)
 
-l=$((iters / 5))
 for k in "$a" "$b"; do
-	say "insn-profile: booting $k at $cell: ${before:-nothing}, then $w at $l and $((3 * l)) iterations (log: ${run#"$TOP"/}/$k)"
-	bench_vm "$k" "$cell" "$run/$k" "$stage" --plugin "$plugin" -- sh -ec "bench-guest $iters 1 $before
-			numactl -C 0 forkbench -m $w $l,$l,$((3 * l)) >/dev/null" >"$run/$k.out" 2>&1 ||
+	say "insn-profile: booting $k at $cell: ${before:-nothing}, then $run_cmd (log: ${run#"$TOP"/}/$k)"
+	bench_vm "$k" "$cell" "$run/$k" "$stage" --plugin "$plugin" -- sh -ec "bench-guest /bench/before.run
+			$run_cmd" >"$run/$k.out" 2>&1 ||
 		{ cat "$run/$k.out" >&2; die "insn-profile: the guest of $k failed (log: ${run#"$TOP"/}/$k)"; }
 done
 outdir=$(realpath -m "${outdir:-$out}")
@@ -94,7 +91,7 @@ mkdir -p "$outdir"
 name=$w-${cell/\//-}-i$iters
 [ "$before_set" = 0 ] || name=$name-after-$(echo "${before:-nothing}" | xargs | tr ' ' -)
 report=$outdir/$name-$a-$b.md
-python3 "$TOP/scripts/bench/insn_profile.py" --workload "$w" --ops "$((2 * l))" \
+python3 "$TOP/scripts/bench/insn_profile.py" --workload "$w" --ops "$ops" \
 	--setup "QEMU TCG, -icount shift=3,sleep=off, $cell vCPUs (online/possible), ITERS=$iters, before: ${before:-nothing}" \
 	"$a" "$run/$a/plugin.log" "$(kernel_tree "$a" bench)/.out-bench/System.map" \
 	"$b" "$run/$b/plugin.log" "$(kernel_tree "$b" bench)/.out-bench/System.map" >"$report.tmp" ||

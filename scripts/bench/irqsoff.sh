@@ -10,6 +10,9 @@
 # Kernels: the bench kernels' config plus the tracer (VARIANT irqsoff), in
 # the bench trees. Writes OUT/irqsoff.md, and each guest's output
 # (its summary line and the tracer's report) to OUT/raw/.
+# The kernels are the registry's reference and first candidate (base and
+# patched); the default cells, make bench's full sweep's cells with the
+# most possible and the most online CPUs (the bench plan's, 4/255 64/64).
 # usage: scripts/bench/irqsoff.sh [--cells "N/M ..."] [--reads N] [--out DIR] [--report]
 #   defaults: --cells "4/255 64/64" --reads 2000 --out build/irqsoff
 #   --report: only the table, from the guests' outputs already in OUT/raw
@@ -18,7 +21,8 @@ set -euo pipefail
 need_deps build vm bench
 
 usage='usage: scripts/bench/irqsoff.sh [--cells "N/M ..."] [--reads N] [--out DIR] [--report]'
-cells="4/255 64/64" reads=2000 out=$BUILD/irqsoff kernels="base patched" report=0
+cells=$(bench_plan cells max_possible max_online) reads=2000 out=$BUILD/irqsoff report=0
+kernels="$(kernels_of_role reference | head -1) $(kernels_of_role candidate | head -1)"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cells)	cells=${2:?$usage}; shift 2 ;;

@@ -44,20 +44,21 @@ def report(data, registry, setup, short_setup, kernel_version, folded_dir, model
     if possible:
         out += [f"## Possible CPUs: {possible[0][1][0][0]} online, more possible", ""] + prose.POSSIBLE
         out += [line for p in possible for line in (f"![{p[3]}]({p[3]}.svg)", "")]
-    out += prose.ALTERNATIVES
+    ref = data.comparisons(kernels).reference
+    out += prose.alternatives_intro(ref)
     r = data.roles
-    for cell in dict.fromkeys([r["wide"], r["big"]]):
-        out += prose.alternatives_caption(cell) + tables.alternatives(data, kernels, cell)
+    for cell in dict.fromkeys([r["max_possible"], r["max_online"]]):
+        out += prose.alternatives_caption(cell, ref) + tables.alternatives(data, kernels, cell)
     out += prose.PER_WORKLOAD
-    for name in tables.LATENCY:
+    for name in data.tables(tables.LATENCY):
         if data.has(name):
-            out += [f"### {name}: {prose.DESCRIBE[name]}", ""]
-            out += tables.table(data, kernels, name, tables.measure(name)[0], "{:.1f}".format)
+            out += [f"### {name}: {data.workload(name)['describe']}", ""]
+            out += tables.table(data, kernels, name, tables.measure(data, name)[0], "{:.1f}".format)
             if name == "threxit":
                 out += [prose.EXIT_ONLY, ""] + tables.table(data, kernels, name, exit_us, "{:.1f}".format)
-    for name in tables.THROUGHPUT:
+    for name in data.tables(tables.THROUGHPUT):
         if data.has(name):
-            out += [f"### {name}: {prose.DESCRIBE[name]}", ""] + prose.THROUGHPUT_CAPTION
+            out += [f"### {name}: {data.workload(name)['describe']}", ""] + prose.THROUGHPUT_CAPTION
             out += tables.table(data, kernels, name, rate, lambda v: f"{v:.0f}" if v >= 100 else f"{v:.2f}")
     cache, cache_plots = bench_cache.section(data, kernels, model_ns, model)
     out += cache
@@ -66,7 +67,8 @@ def report(data, registry, setup, short_setup, kernel_version, folded_dir, model
     if ups:
         out += prose.UPGRADES + ups
     if data.perf:
-        out += ["## Where the time goes: perf profiles", ""] + bench_perf.perf_section(data.perf, folded_dir)
+        own = {w["profile"] for w in data.plan["workloads"] if w["profile"]}
+        out += ["## Where the time goes: perf profiles", ""] + bench_perf.perf_section(data.perf, folded_dir, own)
     if plots:
         out += ["## Plots", ""] + [f"![{p[3]}]({p[3]}.svg)\n" for p in plots]
     return out, head, plots, cache_plots
@@ -96,7 +98,7 @@ def plot_cache(data, kernels, outdir, cells, base):
     ks = bench_cache.measured(data, kernels, cells)
     with open(dat, "w") as f:
         for cell in cells:
-            for name, _ in bench_cache.WORKLOADS:
+            for name, _ in bench_cache.workloads(data):
                 ops = [bench_cache.per_op(data, k, cell, name) for k in ks]
                 if any(ops):
                     f.write(f'"{name} {cell[0]}/{cell[1]}" '

@@ -19,7 +19,9 @@ from bench_stats import Data, ratio, read_kernels, spread, wall_us
 # 4600, 4200 µs; median 4200, not the mean 4267; spread 600/4200 = 14.3%),
 # patched 1.89 s (3780 µs: 0.900 of base), ideal 1.8 s (3600 µs:
 # patched/ideal 1.050). At 4/4, no ideal at all. testdata/kernels: a
-# registry of three kernels.
+# registry of three kernels. testdata/plan.json: the plan of that run
+# (plan.py make --cells "4/4 4/255" --iters 50 --reps 3: the cache
+# model's L is 10), which the report reads beside raw.txt.
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 
 
@@ -36,7 +38,7 @@ class ReportTest(unittest.TestCase):
     def test_registry_and_roles(self):
         self.assertEqual(list(self.registry), ["base", "patched", "ideal"])
         self.assertEqual(self.registry["ideal"], "the floor")
-        self.assertEqual(self.data.roles, {"narrow": (4, 4), "wide": (4, 255), "big": (4, 255)})
+        self.assertEqual(self.data.roles, {"max_possible": (4, 255), "min_possible": (4, 4), "max_online": (4, 255)})
         self.assertEqual(self.data.cells, [(4, 4), (4, 255)])
 
     def test_medians_spreads_ratios(self):
@@ -65,8 +67,8 @@ class ReportTest(unittest.TestCase):
                                   "no per-CPU rss_stat at all.**")
         self.assertIn("| fork+exec (`exec`), 4/255 CPUs, µs | 4200.0 | 3780.0 | 3600.0 | 0.900 | 1.050 |", head)
         self.assertIn("| `Percpu:` growth, 1000 idle processes, 4/255 CPUs, kB | +6144 | +3072 | - |  |  |", head)
-        # ideal is missing at 4/4: no growth for it; the cell 4/255 is wide
-        # and big, and is named once.
+        # ideal is missing at 4/4: no growth for it; the cell 4/255 is
+        # max_possible and max_online, and is named once.
         self.assertEqual(head[-4], "From 4 to 255 possible CPUs (4 online), a fork+exec costs: "
                                    "base +1100 µs (+35.5%), patched +880 µs (+30.3%).")
         self.assertEqual(sum(line.startswith("| fork+exec (`exec`), 4/255") for line in head), 1)

@@ -10,7 +10,7 @@
 # when a check failed.
 set -uo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
-need_deps vm
+need_deps build vm
 
 vm=$TOP/scripts/guest/vm
 last=$BUILD/vm/last

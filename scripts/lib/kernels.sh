@@ -2,16 +2,19 @@
 # The kernels: the registry ./kernels, the variants, their trees and images, their configs. Sourced by scripts/lib/lib.sh, never run.
 # shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
 
-# The kernels: the registry ./kernels, one line each, NAME PATCHES BOOT
-# DESCRIPTION separated by tabs (see its header).
+# The kernels: the registry ./kernels, one line each, NAME ROLE PATCHES
+# BOOT DESCRIPTION separated by tabs (see its header).
 KERNELS_FILE=$TOP/kernels
 kernel_names() {	# every NAME, in the registry's order, one a line
-	awk -F'\t+' '!/^#/ && NF >= 4 { print $1 }' "$KERNELS_FILE"
+	awk -F'\t+' '!/^#/ && NF >= 5 { print $1 }' "$KERNELS_FILE"
 }
-kernel_field() {	# kernel_field NAME patches|boot|desc
+kernels_of_role() {	# kernels_of_role ROLE: the NAMEs of ROLE, in the registry's order
+	awk -F'\t+' -v r="$1" '!/^#/ && NF >= 5 && $2 == r { print $1 }' "$KERNELS_FILE"
+}
+kernel_field() {	# kernel_field NAME role|patches|boot|desc
 	local n
-	case $2 in patches) n=2 ;; boot) n=3 ;; desc) n=4 ;; *) die "kernel_field: no field $2" ;; esac
-	awk -F'\t+' -v k="$1" -v n="$n" '!/^#/ && NF >= 4 && $1 == k { print $n; found = 1; exit }
+	case $2 in role) n=2 ;; patches) n=3 ;; boot) n=4 ;; desc) n=5 ;; *) die "kernel_field: no field $2" ;; esac
+	awk -F'\t+' -v k="$1" -v n="$n" '!/^#/ && NF >= 5 && $1 == k { print $n; found = 1; exit }
 		END { exit !found }' "$KERNELS_FILE" ||
 		die "unknown kernel '$1' (the kernels of ${KERNELS_FILE#"$TOP"/}: $(kernel_names | paste -sd' '))"
 }
@@ -25,7 +28,7 @@ kernel_boot() {	# the kernel command line that NAME's guests add (may be empty)
 bench_tree() {
 	local p
 	p=$(kernel_field "$1" patches) || exit
-	echo "$BUILD/bench-$(awk -F'\t+' -v p="$p" '!/^#/ && NF >= 4 && $2 == p { print $1; exit }' "$KERNELS_FILE")"
+	echo "$BUILD/bench-$(awk -F'\t+' -v p="$p" '!/^#/ && NF >= 5 && $3 == p { print $1; exit }' "$KERNELS_FILE")"
 }
 # Guest kernel variants (scripts/tree/build.sh): test (guest + debug options),
 # bench (guest only), kasan and kcsan (test + KASAN or KCSAN), norseq

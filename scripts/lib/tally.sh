@@ -19,7 +19,8 @@
 #   tally_end [LABEL]:   print "[LABEL: ]N passed, N failed, N skipped"
 #                        for this script's records, computed from them,
 #                        and return non-zero ($EXIT_FAIL) on a failure; a
-#                        script that recorded nothing fails.
+#                        script that recorded nothing fails (python3: the
+#                        build group of scripts/setup/deps.sh).
 # die and die_build (scripts/lib/core.sh) record an error or a nobuild.
 if [ -z "${RESULTS:-}" ]; then
 	RESULTS=$LOGS/results-${0##*/}.jsonl
