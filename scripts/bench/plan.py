@@ -9,7 +9,7 @@ compared with which (their ROLE column).
 
 scripts/bench/bench.sh asks it for the plan of a run (plan.json, saved beside
 the raw results, which the report reads) and for the command files that
-the guest's runner (scripts/guest/bench-guest) executes; scripts/lib/lib.sh
+the guest's runner (scripts/guest/bench-guest) executes; scripts/lib/bench.sh
 (bench_vm, cell_ok), scripts/bench/insn-profile.sh and scripts/bench/irqsoff.sh ask it
 for the facts they share with make bench. Test: test_plan.py.
 
@@ -30,7 +30,7 @@ usage: plan.py make --registry FILE [--quick] [--cells "N/M ..."]
        plan.py insn --iters N WORKLOAD
                                       "OPS<TAB>guest command" of insn-profile
        plan.py cells ROLE...          the full sweep's cells with these roles
-Errors: "error: ..." on stderr, exit status 2 (scripts/lib/lib.sh's die)."""
+Errors: "error: ..." on stderr, exit status 2 (scripts/lib/core.sh's die)."""
 import json
 import re
 import shlex
