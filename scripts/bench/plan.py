@@ -639,6 +639,8 @@ def main(argv):
 if __name__ == "__main__":
     try:
         main(sys.argv[1:])
+    except BrokenPipeError:     # its output read only in part (| head): not an error
+        sys.stderr.close()
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
