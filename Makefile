@@ -4,11 +4,13 @@
 SHELL := /bin/bash
 S := scripts
 
-# Variables a user may set. The Makefile checks its own switches; the
+# Variables a user may set. The Makefile checks its own switches and LINE
+# (a NAME of the registry ./lines; the default, its first line); the
 # scripts check the values they take (ONLINE: scripts/lib/guest.sh; KERNEL, VARIANT:
-# scripts/tree/build.sh, from the registry ./kernels; CELLS, KERNELS, ITERS,
+# scripts/tree/build.sh, from the line's registry patches/LINE/kernels; CELLS, KERNELS, ITERS,
 # REPS, CACHE: scripts/bench/plan.py through scripts/bench/bench.sh; GUESTS:
 # scripts/bench/bench.sh), before any work, each in one place.
+LINE ?=
 KSRC ?=
 KDIR ?=
 QUICK ?= 0
@@ -26,6 +28,17 @@ CACHE ?= 1
 MODEL_NS ?=
 GUESTS ?=
 
+# The lines: the NAMEs of ./lines (scripts/lib/lines.sh reads the rest).
+LINES := $(shell awk -F'\t+' '!/^\#/ && NF >= 6 { print $$1 }' lines)
+ifeq ($(LINE),)
+override LINE := $(firstword $(LINES))
+endif
+ifneq ($(words $(LINE)),1)
+$(error LINE=$(LINE): want one line of ./lines: $(LINES))
+endif
+ifeq ($(filter $(LINE),$(LINES)),)
+$(error LINE=$(LINE): no such line in ./lines; the lines are: $(LINES) (default: $(firstword $(LINES))))
+endif
 ifneq ($(SMP),)
 $(error SMP=$(SMP): the online vCPUs of the test guests are ONLINE= now)
 endif
@@ -41,13 +54,13 @@ endif
 ifeq ($(filter $(CACHE),0 1),)
 $(error CACHE=$(CACHE): want 0 or 1)
 endif
-$(foreach p,$(MUTANTS),$(if $(wildcard mutants/*$(p)*.patch),,$(error MUTANTS=$(MUTANTS): no mutants/*$(p)*.patch)))
+$(foreach p,$(MUTANTS),$(if $(wildcard mutants/$(LINE)/*$(p)*.patch),,$(error MUTANTS=$(MUTANTS): no mutants/$(LINE)/*$(p)*.patch)))
 ifneq ($(KSRC),)
 ifeq ($(wildcard $(KSRC)/Makefile),)
 $(error KSRC=$(KSRC): not a kernel source tree)
 endif
 endif
-export KSRC ONLINE
+export LINE KSRC ONLINE
 
 .PHONY: help deps tree apply export kernel test-kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
 	selftest check check-full check-kcsan mutate bench insn-profile irqsoff lint clean distclean
@@ -59,21 +72,22 @@ help:
 deps:
 	@$(S)/setup/deps.sh build vm check bench
 
-## tree          base git tree in build/linux (+ worktree build/base), series applied [KSRC=]
+## (every target works on one line of ./lines: LINE=NAME, default the first; build/LINE/, patches/LINE/, results/LINE/)
+## tree          base git tree in build/LINE/linux (+ worktree build/LINE/base) from the line's Debian package, series applied [KSRC=]
 tree:
 	@$(S)/setup/deps.sh build
 	@$(S)/tree/tree.sh
 
-## apply         apply patches/ to your own 6.12.y git tree: make apply KDIR=/path
+## apply         apply the line's series (patches/LINE/) to your own git tree of the line: make apply KDIR=/path
 apply:
-	@test -n "$(KDIR)" || { echo "error: make apply needs KDIR=/path/to/linux-6.12.y" >&2; exit 2; }
+	@test -n "$(KDIR)" || { echo "error: make apply needs KDIR=/path/to/linux-$(LINE).y" >&2; exit 2; }
 	@$(S)/tree/apply.sh "$(KDIR)"
 
-## export        patches/, series, the mirror of added files and the README patch list from build/linux
+## export        patches/LINE/ and its series from build/LINE/linux; for the default line the mirror of added files and the README patch list too
 export:
 	@$(S)/tree/export.sh
 
-## kernel        build one guest kernel: make kernel KERNEL=NAME (./kernels: base, patched, ideal, ...) VARIANT=test|bench|kasan|kcsan
+## kernel        build one guest kernel: make kernel KERNEL=NAME (patches/LINE/kernels: base, patched, ideal, ...) VARIANT=test|bench|kasan|kcsan
 kernel:
 	@$(S)/tree/build.sh $(VARIANT) $(KERNEL)
 
@@ -106,12 +120,12 @@ check-kcsan:
 	@$(S)/setup/deps.sh build vm check
 	@$(S)/check/kcsan.sh
 
-## mutate        mutation score: each mutants/*.patch must fail a test [MUTANTS="pattern..."]
+## mutate        mutation score: each mutants/LINE/*.patch must fail a test [MUTANTS="pattern..."]
 mutate:
 	@$(S)/setup/deps.sh build vm check
 	@$(S)/check/mutate.sh $(MUTANTS)
 
-## bench         benchmarks of the kernels of ./kernels; the full sweep into results/ and README, others into build/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [DRY_RUN=1: print the plan's boots and guest commands, build nothing] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs] [GUESTS=N: guests at once]
+## bench         benchmarks of the kernels of patches/LINE/kernels; the full sweep into results/LINE/ (and the default line's into README), others into build/LINE/bench/report/ [QUICK=1] [CELLS="N/M ..."] [KERNELS="NAME ..."] [ITERS=N] [REPS=N] [RESUME=1: keep the boots of an interrupted run] [DRY_RUN=1: print the plan's boots and guest commands, build nothing] [BENCH_OUT=DIR] [CACHE=0: no cache model] [MODEL_NS="INSN L2HIT L2MISS": its costs] [GUESTS=N: guests at once]
 bench:
 	@$(S)/bench/bench.sh $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(RESUME)),--resume) \
 		$(if $(filter 1,$(DRY_RUN)),--dry-run) \
@@ -134,9 +148,10 @@ irqsoff:
 lint:
 	@$(S)/check/lint.sh
 
-## clean         remove kernel build outputs, guest runs, logs and bench runs (keeps the trees and results/)
+## clean         remove the line's kernel build outputs, guest runs, logs and bench runs (keeps the trees and results/)
 clean:
-	rm -rf build/vm build/logs build/bench build/modcheck build/*/.out-* build/*/.kunit*
+	rm -rf build/$(LINE)/vm build/$(LINE)/logs build/$(LINE)/bench build/$(LINE)/modcheck \
+		build/$(LINE)/*/.out-* build/$(LINE)/*/.kunit*
 
 ## distclean     remove build/ entirely
 distclean:

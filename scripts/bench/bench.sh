@@ -1,17 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make bench: fork/exec/exit and scheduler benchmarks of the kernels of the
-# registry ./kernels side by side. Guests run under TCG with -icount
+# line's registry (patches/LINE/kernels) side by side. Guests run under TCG with -icount
 # (deterministic guest time), in cells N/M of N online vCPUs and M
 # possible ones (possible_cpus=M, patches/bench-only/possible.patch); in
 # each cell, each kernel boots once and runs the workloads in rounds.
 # Then the report (scripts/bench/report.py): bench.md, headline.md and
 # *.svg. The full sweep (the default cells, kernels, iterations and
-# rounds) writes them to results/ and the headline into README.md, the
-# published figures; any other run writes them to build/bench/report/
-# and leaves results/ and README.md alone. BENCH_OUT=DIR writes the
-# report to DIR instead (BENCH_OUT=results publishes any run). Folded
-# perf stacks go to build/bench/perf/.
+# rounds) writes them to the line's results folder (results/LINE/, ./lines)
+# and, for the default line, the headline into README.md: the published
+# figures; any other run writes them to build/LINE/bench/report/ and
+# leaves results/ and README.md alone. BENCH_OUT=DIR writes the report to
+# DIR instead (BENCH_OUT=results/LINE publishes any run). Folded perf
+# stacks go to build/LINE/bench/perf/.
 # The cache model: in the cells with the most possible and the most online
 # CPUs, each kernel boots once more, under QEMU's cache plugin
 # (scripts/bench/qemu-plugin.sh), and runs the plan's cache phases; the report
@@ -73,7 +74,14 @@ if [ "$dry_run" = 1 ]; then
 else
 	mkdir -p "$work"
 fi
-bench_plan make --registry "$KERNELS_FILE" ${plan_args[@]+"${plan_args[@]}"} -o "$plan" || exit
+# The line and its base are in the plan too (the report's setup says them):
+# made again once make tree has recorded the base.
+make_plan() {
+	bench_plan make --registry "$KERNELS_FILE" --line "$LINE" --line-desc "$(line_field "$LINE" desc)" \
+		--base "$(base_info kernel)" --source "$(base_info source)" \
+		${plan_args[@]+"${plan_args[@]}"} -o "$plan"
+}
+make_plan || exit
 plan_get() { bench_plan get "$plan" "$1"; }
 read -r -a cells <<<"$(plan_get cells)"
 read -r -a kernels <<<"$(plan_get kernels)"
@@ -102,7 +110,7 @@ num='(0*[1-9][0-9]*\.?[0-9]*|0*\.[0-9]*[1-9][0-9]*)'
 if [ -n "${BENCH_OUT:-}" ]; then
 	outdir=$(realpath -m "$BENCH_OUT")
 elif [ "$(plan_get full_sweep)" = 1 ]; then
-	outdir=$TOP/results
+	outdir=$RESULTS_DIR
 else
 	outdir=$BUILD/bench/report
 fi
@@ -124,6 +132,8 @@ par=$((guests < boots ? guests : boots))
 say "bench: expect about $((est / par / 60 + 1)) minutes of guest boots, $par at once, once the ${#builds[@]} kernels are built"
 
 "$TOP/scripts/tree/tree.sh" >/dev/null
+make_plan || exit
+say "bench: the $LINE line, Linux $(base_info kernel) ($(base_info source))"
 for k in "${builds[@]}"; do "$TOP/scripts/tree/build.sh" bench "$k"; done
 kperf=$("$TOP/scripts/bench/perf-build.sh")
 plugin=''
@@ -228,13 +238,14 @@ mkdir -p "$outdir"
 python3 "$TOP/scripts/bench/report.py" "$raw" "$outdir" --kernels "$KERNELS_FILE" \
 	--setup "QEMU $qemu_version, TCG, -icount shift=3,sleep=off, N/M (online/possible) vCPUs in ${cells[*]}, $(plan_get memory); $iters iterations per loop workload; one boot per kernel and cell, $reps rounds in each; host: $host_cpu, $(nproc) cores, $(uname -r)" \
 	--short-setup "QEMU TCG, -icount shift=3,sleep=off, ASLR off in the guest, $iters iterations, $reps rounds" \
-	--kernel-version "$(kernel_version "$LINUX")" \
 	--model "QEMU $qemu_version's cache plugin (contrib/plugins/cache.c, with scripts/bench/cache-marker.patch), $(plan_get words); no L3, no coherence between the vCPUs' caches" \
 	--model-ns "$model_ns" \
 	--folded-dir "$work/perf"
-if [ "$outdir" = "$TOP/results" ]; then
+if [ "$outdir" = "$RESULTS_DIR" ] && [ "$LINE" = "$DEFAULT_LINE" ]; then
 	readme_splice bench "$outdir/headline.md"
-	say "bench: results/bench.md, headline.md (also in README.md) and *.svg written; folded perf stacks in ${work#"$TOP"/}/perf"
+	say "bench: ${outdir#"$TOP"/}/bench.md, headline.md (also in README.md) and *.svg written; folded perf stacks in ${work#"$TOP"/}/perf"
+elif [ "$outdir" = "$RESULTS_DIR" ]; then
+	say "bench: ${outdir#"$TOP"/}/bench.md, headline.md and *.svg written (README.md shows the default line's, $DEFAULT_LINE); folded perf stacks in ${work#"$TOP"/}/perf"
 else
 	say "bench: ${outdir#"$TOP"/}/bench.md, headline.md and *.svg written (results/ and README.md left alone); folded perf stacks in ${work#"$TOP"/}/perf"
 fi

@@ -92,7 +92,7 @@ name=$w-${cell/\//-}-i$iters
 [ "$before_set" = 0 ] || name=$name-after-$(echo "${before:-nothing}" | xargs | tr ' ' -)
 report=$outdir/$name-$a-$b.md
 python3 "$TOP/scripts/bench/insn_profile.py" --workload "$w" --ops "$ops" \
-	--setup "QEMU TCG, -icount shift=3,sleep=off, $cell vCPUs (online/possible), ITERS=$iters, before: ${before:-nothing}" \
+	--setup "the $LINE line, Linux $(base_info kernel) ($(base_info source)); QEMU TCG, -icount shift=3,sleep=off, $cell vCPUs (online/possible), ITERS=$iters, before: ${before:-nothing}" \
 	"$a" "$run/$a/plugin.log" "$(kernel_tree "$a" bench)/.out-bench/System.map" \
 	"$b" "$run/$b/plugin.log" "$(kernel_tree "$b" bench)/.out-bench/System.map" >"$report.tmp" ||
 	{ rm -f "$report.tmp"; die "insn-profile: scripts/bench/insn_profile.py failed"; }

@@ -57,7 +57,7 @@ for c in $cells; do
 			die "no irqsoff result in ${raw#"$TOP"/}"; continue; }
 		say "irqsoff: $k in $c, $reads reads of /proc/PID/status (output: ${raw#"$TOP"/})"
 		bench_vm "$k:irqsoff" "$c" "$BUILD/vm/irqsoff-$k" "$stage" -- irqsoff-guest "$reads" >"$raw" 2>&1 ||
-			{ tail -20 "$raw" >&2; die "the $k guest in $c failed (console: build/vm/irqsoff-$k/console.log)"; }
+			{ tail -20 "$raw" >&2; die "the $k guest in $c failed (console: ${BUILD#"$TOP"/}/vm/irqsoff-$k/console.log)"; }
 		line[$k/$c]=$(grep -m 1 '^latency_us=[0-9]' "$raw") ||
 			die "no irqsoff result in ${raw#"$TOP"/}"
 		say "irqsoff: $k $c: ${line[$k/$c]}"
@@ -69,8 +69,8 @@ field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 {
 	echo "# Longest section with interrupts off while reading /proc/PID/status"
 	echo
-	echo "From \`scripts/bench/irqsoff.sh --cells \"$cells\" --reads $reads\`, Linux" \
-		"$(kernel_version "$BASE"): the bench kernels' config with" \
+	echo "From \`scripts/bench/irqsoff.sh --cells \"$cells\" --reads $reads\`, the $LINE" \
+		"line, Linux $(base_info kernel) ($(base_info source)): the bench kernels' config with" \
 		"CONFIG_IRQSOFF_TRACER, QEMU TCG -icount shift=3,sleep=off (guest µs:" \
 		"instructions, not real time), $reads reads of /proc/self/status by" \
 		"\`forkbench status\`, whose threads fault pages on every online CPU."

@@ -19,7 +19,8 @@ as the next one finds them).
 
 usage: plan.py make --registry FILE [--quick] [--cells "N/M ..."]
                     [--kernels "NAME ..."] [--iters N] [--reps N]
-                    [--cache 0|1] -o PLAN.json
+                    [--cache 0|1] [--line NAME --line-desc TEXT
+                    --base VERSION --source TEXT] -o PLAN.json
        plan.py get PLAN.json KEY      what bash needs (see get())
        plan.py stage PLAN.json DIR    the command files, DIR/bench/*.run
        plan.py show PLAN.json         the boots and their guest commands
@@ -450,7 +451,7 @@ def comparisons(roles, kernels):
 # ---- The plan of a run ----------------------------------------------------------
 
 
-def make(registry, quick=False, cells=None, kernels=None, iters=None, reps=None, cache=True):
+def make(registry, quick=False, cells=None, kernels=None, iters=None, reps=None, cache=True, base=None):
     """The plan of a run, as a dict (plan.json); ValueError on a bad argument."""
     names = [k.name for k in registry]
     try:
@@ -489,6 +490,8 @@ def make(registry, quick=False, cells=None, kernels=None, iters=None, reps=None,
                        what=f", cache model: {cache_said(n)}") for k in ks]
     role_of = {k.name: k.role for k in registry}
     return {
+        # the line (./lines) and its base, as scripts/tree/tree.sh recorded it
+        "base": dict(base or {"line": "unknown", "line_desc": "unknown", "kernel": "unknown", "source": "unknown"}),
         "cells": [str(c) for c in cell_list],
         "roles": {role: str(c) for role, c in roles.items()},
         "kernels": [{"name": k, "role": role_of[k]} for k in ks],
@@ -558,6 +561,10 @@ def main(argv):
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("make")
     m.add_argument("--registry", required=True)
+    m.add_argument("--line", default="unknown")
+    m.add_argument("--line-desc", default="unknown")
+    m.add_argument("--base", default="unknown", help="the base's kernel version")
+    m.add_argument("--source", default="unknown", help="where the base comes from")
     m.add_argument("--quick", action="store_true")
     m.add_argument("--cells")
     m.add_argument("--kernels")
@@ -594,7 +601,8 @@ def main(argv):
     if a.cmd == "make":
         if a.cache not in ("0", "1"):
             raise ValueError(f"CACHE={a.cache}: want 0 or 1")
-        plan = make(read_registry(a.registry), a.quick, a.cells, a.kernels, a.iters, a.reps, a.cache == "1")
+        base = {"line": a.line, "line_desc": a.line_desc, "kernel": a.base, "source": a.source}
+        plan = make(read_registry(a.registry), a.quick, a.cells, a.kernels, a.iters, a.reps, a.cache == "1", base)
         with open(a.o, "w") as f:
             json.dump(plan, f, indent=1, ensure_ascii=False)
             f.write("\n")

@@ -30,14 +30,14 @@ def plots_of(data):
     return out
 
 
-def report(data, registry, setup, short_setup, kernel_version, folded_dir, model="",
+def report(data, registry, setup, short_setup, folded_dir, model="",
            model_ns=bench_cache.MODEL_NS):
     """(bench.md lines, headline lines, plots, cache plots) of one run."""
     kernels = data.kernels(list(registry))
     head = prose.headline(data, kernels, tables.headline_table(data, kernels, prose.headline_rows(data)),
                           short_setup)
     head += bench_cache.headline(data, kernels, model_ns)
-    out = prose.intro(kernel_version, {k: registry[k] for k in kernels}, setup)
+    out = prose.intro(data.plan["base"], {k: registry[k] for k in kernels}, setup)
     out += ["## Headline", ""] + head + prose.answers(data, kernels) + [prose.TCG]
     plots = plots_of(data)
     possible = [p for p in plots if p[3].endswith("-possible")]
@@ -119,10 +119,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("raw")
     ap.add_argument("outdir")
-    ap.add_argument("--kernels", required=True, help="the kernel registry (./kernels)")
+    ap.add_argument("--kernels", required=True, help="the line's kernel registry (patches/LINE/kernels)")
     ap.add_argument("--setup", required=True, help="one line: how the runs were made")
     ap.add_argument("--short-setup", required=True, help="the setup in a few words")
-    ap.add_argument("--kernel-version", required=True)
     ap.add_argument("--folded-dir", required=True)
     ap.add_argument("--model", default="", help="one line: the cache model")
     ap.add_argument("--model-ns", required=True, help="INSN L2HIT L2MISS, ns (make bench's MODEL_NS)")
@@ -130,7 +129,7 @@ def main():
     data = Data(a.raw)
     registry = read_kernels(a.kernels)
     ns = tuple(float(x) for x in a.model_ns.split())
-    out, head, plots, cache_plots = report(data, registry, a.setup, a.short_setup, a.kernel_version,
+    out, head, plots, cache_plots = report(data, registry, a.setup, a.short_setup,
                                            a.folded_dir, a.model, ns)
     os.makedirs(a.outdir, exist_ok=True)
     kernels = data.kernels(list(registry))

@@ -14,7 +14,9 @@ import plan
 from plan import Cell
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-REGISTRY = os.path.join(TOP, "kernels")
+# The registry of the 6.12 line, whose roles the tests below know
+# (scripts/check/test_lines.py reads every line's).
+REGISTRY = os.path.join(TOP, "patches", "6.12", "kernels")
 EVERY = "idle shloop exec exit sh thread threxit sysfork sysexec".split()
 ALL_ONLINE = "pf_threads pf_procs execrate pipe messaging".split()
 
@@ -152,6 +154,9 @@ class PlanTest(unittest.TestCase):
 
     def test_make(self):
         p = plan.make(self.registry)
+        self.assertEqual(p["base"]["kernel"], "unknown")
+        base = {"line": "6.12", "line_desc": "the LTS line", "kernel": "6.12.1", "source": "KSRC=/x"}
+        self.assertEqual(plan.make(self.registry, quick=True, base=base)["base"], base)
         self.assertTrue(p["full_sweep"])
         self.assertEqual(len(p["boots"]), 9 * len(self.registry))
         self.assertEqual(p["cache_cells"], ["4/255", "64/64"])

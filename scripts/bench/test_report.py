@@ -61,7 +61,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(rows[3], "| 4/255 | 4200.0 ±14.3% | 3780.0 ±0.0% | 3600.0 ±0.0% | 0.900 | 1.050 | 0.857 |")
 
     def test_headline(self):
-        out, head, plots, _ = report.report(self.data, self.registry, "setup", "short setup", "6.12.117", self.dir.name)
+        out, head, plots, _ = report.report(self.data, self.registry, "setup", "short setup", self.dir.name)
         self.assertEqual(head[0], "**With 4 CPUs online of 255 possible, a fork+exec costs 10.0% less with the "
                                   "series than without (patched/base 0.900), within 5.0% of the ideal kernel with "
                                   "no per-CPU rss_stat at all.**")
@@ -84,13 +84,16 @@ class ReportTest(unittest.TestCase):
         self.assertIn("patched/base 1.010 at 4/255.", text)
         self.assertNotIn("at 4/255, 1.010 at 4/255", text)
         self.assertEqual([p[3] for p in plots], ["exec-possible", "shloop-possible"])
+        # The line and its base: the plan's, as make tree recorded them.
+        self.assertIn("The 6.12 line (the LTS line): Linux 6.12.117, Debian's linux-source-6.12 6.12.117-1~deb12u1. "
+                      "Kernels, all built from configs/guest.config and configs/6.12/", text)
 
     def test_cache_model(self):
         # testdata: exec at 4/255 run 10, 30, 20 and 60 times; base costs
         # 1300 L2 misses per operation in both pairs, patched 300 in pair A
         # (30 - 10) and 310 in pair B (60 - 20): 305; a gap of 10 against the
         # row's largest figure, 1300: 0.8%.
-        out, head, _, cache_plots = report.report(self.data, self.registry, "setup", "short", "6.12.117",
+        out, head, _, cache_plots = report.report(self.data, self.registry, "setup", "short",
                                                   self.dir.name, "the model", (0.33, 5, 40))
         self.assertEqual(head[-2], "Cache model (QEMU's cache plugin, a Sapphire Rapids core's L1 and L2 per "
                                    "vCPU): at 4/255, a fork+exec takes 1,300 L2 misses on base and 305 on "

@@ -5,8 +5,10 @@
 # the plain line "N passed, N failed, N skipped". Logs: build/logs/.
 # Each step is a function step_NAME, listed in STEPS with its line. Every
 # check of every step is a JSON line of build/logs/results-check.sh.jsonl
-# (scripts/lib/tally.sh), with its step's NAME; the closing line is
-# computed from them (scripts/check/results.py).
+# (scripts/lib/tally.sh), with its step's NAME, the line and its base; the
+# closing lines are computed from them (scripts/check/results.py).
+# It checks one line of ./lines (LINE=, default the first): its series
+# (patches/LINE/), its trees and builds (build/LINE/).
 # --full (make check-full): then the kernels make check has no time for.
 set -uo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
@@ -23,9 +25,9 @@ STEPS=(
 	"deps|scripts/setup/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
 	"lint|shellcheck of the scripts (make lint; seconds)"
 	"unit|unit tests of the tooling, scripts/*/test_*.py: the bench report, the KUnit and kselftest parsers, the results and the tally (seconds)"
-	"checkpatch|checkpatch --strict on the patches of patches/series (~1 min)"
-	"apply|the series applies to the base with git am, in the order of patches/series"
-	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match patches/"
+	"checkpatch|checkpatch --strict on the patches of ${PATCHES#"$TOP"/}/series (~1 min)"
+	"apply|the series applies to the base with git am, in the order of ${PATCHES#"$TOP"/}/series"
+	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match the default line's series"
 	"buildcheck|W=1 and sparse on the files the series touches, base vs patched (cold: ~3 min)"
 	"smallcache|the series' objects for 16-byte (i386 M486) and 256-byte (s390x) cache lines, with W=1 (cold: ~2 min)"
 	"kunit_uml|KUnit on UML (cold: builds the UML kernel, ~7 min)"
@@ -71,11 +73,9 @@ step_unit() {	# every scripts/*/test_*.py
 }
 
 step_checkpatch() {
-	say "preparing the kernel trees (make tree; cold: unpacks linux-source, ~2 min; log: build/logs/tree.log)"
-	"$TOP/scripts/tree/tree.sh" >"$LOGS/tree.log" 2>&1 || { cat "$LOGS/tree.log"; die "make tree failed"; }
 	local list p rc
-	list=$(series_patches "$PATCHES") || { tally fail "patches/series"; return; }
-	[ -n "$list" ] || { tally fail "no patches in patches/series"; return; }
+	list=$(series_patches "$PATCHES") || { tally fail "${PATCHES#"$TOP"/}/series"; return; }
+	[ -n "$list" ] || { tally fail "no patches in ${PATCHES#"$TOP"/}/series"; return; }
 	for p in $list; do
 		# The base tree is one commit without history: checkpatch cannot look
 		# up the upstream commits that the messages cite. Whether a new
@@ -97,13 +97,15 @@ step_checkpatch() {
 
 applied=$BUILD/check-apply
 apply_to_base() ( worktree_at_base "$applied" && "$TOP/scripts/tree/apply.sh" "$applied" )	# die: in a subshell
-step_apply() { checked "git am of patches/" "$LOGS/apply.log" apply_to_base; }
+step_apply() { checked "git am of ${PATCHES#"$TOP"/}/" "$LOGS/apply.log" apply_to_base; }
 
 step_generated() {
 	local rc=0 f d n
 	n=$(series_patches "$PATCHES" | wc -l)
-	if [ "$(git -C "$applied" rev-list --count "$BASE_TAG..HEAD")" -ne "$n" ]; then
-		echo "  series not applied"; rc=1
+	if [ "$LINE" != "$DEFAULT_LINE" ]; then
+		tally skip "mirror: it holds the default line's series ($DEFAULT_LINE), not the $LINE line's"
+	elif [ "$(git -C "$applied" rev-list --count "$BASE_TAG..HEAD")" -ne "$n" ]; then
+		echo "  series not applied"; result "mirror" 1
 	else
 		mapfile -t added < <(mirror_added "$applied" HEAD)
 		for f in ${added[@]+"${added[@]}"}; do
@@ -115,8 +117,8 @@ step_generated() {
 		for d in $(mirror_tracked | mirror_root | sort -u); do
 			[ -f "$TOP/$d/README.md" ] || { echo "  mirror: $d/README.md is missing"; rc=1; }
 		done
+		result "mirror" $rc
 	fi
-	result "mirror" $rc
 	# Every file the series adds has a maintainer section (F: patterns).
 	rc=0
 	while read -r f; do
@@ -126,16 +128,18 @@ step_generated() {
 			{ echo "  MAINTAINERS: no section covers $f"; rc=1; }
 	done < <(git -C "$applied" diff --name-only --diff-filter=A "$BASE_TAG" HEAD)
 	result "MAINTAINERS covers the added files" $rc
-	if [ "$(readme_block series)" = "$(series_list)" ]; then
-		tally pass "README.md's patch list is patches/series"
+	if [ "$LINE" != "$DEFAULT_LINE" ]; then
+		tally skip "README.md's patch list: it is the default line's series ($DEFAULT_LINE), not the $LINE line's"
+	elif [ "$(readme_block series)" = "$(series_list)" ]; then
+		tally pass "README.md's patch list is ${PATCHES#"$TOP"/}/series"
 	else
-		tally fail "README.md's patch list is not patches/series: run 'scripts/tree/export.sh --docs'"
+		tally fail "README.md's patch list is not ${PATCHES#"$TOP"/}/series: run 'scripts/tree/export.sh --docs'"
 	fi
 	# The tree we build and test must be what patches/ says.
 	if [ -n "$(git -C "$LINUX" diff "$BRANCH" HEAD --stat)" ] ||
 	   [ -n "$(git -C "$LINUX" diff HEAD "$(git -C "$applied" rev-parse HEAD)" --stat)" ]; then
-		echo "  build/linux differs from patches/: run 'make export' (or remove build/linux)"
-		result "build/linux is patches/" 1
+		echo "  ${LINUX#"$TOP"/} differs from ${PATCHES#"$TOP"/}/: run 'make export' (or remove ${LINUX#"$TOP"/})"
+		result "${LINUX#"$TOP"/} is ${PATCHES#"$TOP"/}/" 1
 	fi
 }
 
@@ -171,6 +175,10 @@ step_kunit_norseq() { with_kernels norseq "$TOP/scripts/check/kunit.sh" norseq; 
 step_selftests_norseq() { with_kernels norseq "$TOP/scripts/check/selftest.sh" --only rss_stat base:norseq patched:norseq; }
 step_kunit_arm64() { tally_sub "$TOP/scripts/check/kunit.sh" arm64; }
 
+# The line's trees first, so that every record names the base it checks.
+say "make check of the $LINE line ($(line_field "$LINE" desc)); preparing its kernel trees (make tree; cold: downloads and unpacks $(line_field "$LINE" package), ~3 min; log: ${LOGS#"$TOP"/}/tree.log)"
+"$TOP/scripts/tree/tree.sh" >"$LOGS/tree.log" 2>&1 || { cat "$LOGS/tree.log"; die "make tree failed"; }
+say "the $LINE line's base: Linux $(base_info kernel), $(base_info source)"
 n=0
 for s in "${STEPS[@]}"; do
 	n=$((n + 1))

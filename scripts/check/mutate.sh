@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make mutate: a mutation score of the tests. Each mutants/NN-name.patch is a
+# make mutate: a mutation score of the tests. Each mutants/LINE/NN-name.patch is a
 # planted bug: a git diff against the tree with patches/series applied,
 # after two header lines:
 #   Description: <one line>
@@ -40,13 +40,13 @@ need_deps build vm check
 
 [ $# -gt 0 ] || set -- ''
 mutants=()
-for m in "$TOP"/mutants/*.patch; do
+for m in "$MUTANTS_DIR"/*.patch; do
 	[ -f "$m" ] || continue
 	for p in "$@"; do
 		case $(basename "$m") in *"$p"*) mutants+=("$m"); break ;; esac
 	done
 done
-[ ${#mutants[@]} -gt 0 ] || die "no mutant in mutants/ matches '$*'"
+[ ${#mutants[@]} -gt 0 ] || die "no mutant in ${MUTANTS_DIR#"$TOP"/}/ matches '$*'"
 
 header() { sed -n "s/^$1: *//p;/^diff --git /q" "$2" | head -1; }
 steps=()
@@ -70,10 +70,10 @@ patches=$(series_patches "$PATCHES") || exit
 stamp=$(cat "$PATCHES/series" $patches | git hash-object --stdin)
 [ ! -e "$mut/.git" ] || git -C "$mut" reset -q --hard	# a mutant left behind by a killed run
 if [ ! -e "$mut/.git" ] || [ "$(cat "$BUILD/mutate.stamp" 2>/dev/null)" != "$stamp" ]; then
-	say "mutate: applying patches/series in ${mut#"$TOP"/}"
+	say "mutate: applying ${PATCHES#"$TOP"/}/series in ${mut#"$TOP"/}"
 	worktree_at_base "$mut"
 	"$TOP/scripts/tree/apply.sh" "$mut" >"$LOGS/mutate-apply.log" 2>&1 ||
-		{ cat "$LOGS/mutate-apply.log"; die "patches/series does not apply"; }
+		{ cat "$LOGS/mutate-apply.log"; die "${PATCHES#"$TOP"/}/series does not apply"; }
 	echo "$stamp" >"$BUILD/mutate.stamp"
 fi
 

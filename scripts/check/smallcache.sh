@@ -4,7 +4,8 @@
 # architectures whose cache lines are not x86_64's 64 bytes (a set of
 # counters sized by SMP_CACHE_BYTES must still fit), with W=1, in the
 # config of the architecture's defconfig plus the series' KUnit suites:
-#   i386   16-byte lines: i386_defconfig + configs/i386-m486.config (486)
+#   i386   16-byte lines: i386_defconfig + configs/i386-m486.config (486;
+#          and configs/LINE/i386-m486.config, if the line has one)
 #   s390   256-byte lines, 64-bit big-endian: defconfig, gcc-s390x-linux-gnu
 # Only the objects (kbuild runs "prepare" first), so it is incremental;
 # the build directories are .out-smallcache-ARCH below the tree.
@@ -58,6 +59,8 @@ smallcache() {
 }
 
 say "smallcache: $(wc -w <<<"$objs") objects of the series ($kernel tree), W=1, for i386 with 16-byte and s390 with 256-byte cache lines"
-smallcache i386 arch/x86/configs/i386_defconfig '' "$TOP/configs/i386-m486.config"
+list=$(config_frags i386-m486.config) || exit
+mapfile -t m486 <<<"$list"
+smallcache i386 arch/x86/configs/i386_defconfig '' "${m486[@]}"
 smallcache s390 arch/s390/configs/defconfig s390x-linux-gnu-
 tally_end smallcache

@@ -2,15 +2,6 @@
 # Paths, messages, exit codes and the host: what every script uses. Sourced by scripts/lib/lib.sh, never run.
 # shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
 
-BUILD=${BUILD:-$TOP/build}
-# The kernel git tree holding base + series (the tree developers hack in),
-# and a worktree of the pristine base next to it.
-LINUX=${LINUX:-$BUILD/linux}
-BASE=${BASE:-$BUILD/base}
-BASE_TAG=lazy-rss-base
-BRANCH=lazy-rss
-JOBS=${JOBS:-$(nproc)}
-
 say() { printf '%s %s\n' "[$(date +%H:%M:%S)]" "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 
@@ -30,6 +21,23 @@ die_build() {
 	! declare -F record >/dev/null || record nobuild "$*"
 	exit "$EXIT_NOBUILD"
 }
+
+# The line of this run (LINE=) and its folders: scripts/lib/lines.sh.
+# shellcheck source=scripts/lib/lines.sh
+. "$TOP/scripts/lib/lines.sh"
+# build/: a folder per line, build/LINE, for everything of that line (its
+# trees, builds, logs, guests, bench runs); shared by the lines only what
+# is not a line's: apt's state and downloads (build/apt/LINE) and the
+# QEMU plugins (build/qemu-plugin).
+BUILD_ROOT=${BUILD_ROOT:-$TOP/build}
+BUILD=${BUILD:-$BUILD_ROOT/$LINE}
+# The kernel git tree holding base + series (the tree developers hack in),
+# and a worktree of the pristine base next to it.
+LINUX=${LINUX:-$BUILD/linux}
+BASE=${BASE:-$BUILD/base}
+BASE_TAG=lazy-rss-base
+BRANCH=lazy-rss
+JOBS=${JOBS:-$(nproc)}
 
 # Logs of every step: build/logs/ (make check names each one it writes).
 LOGS=$BUILD/logs
@@ -77,14 +85,26 @@ need_tree() {
 		die "$1 is not a kernel git tree: run 'make tree' first"
 }
 
-# The Linux version of the tree $1, which must be a 6.12.y.
+# The Linux version of the tree $1, which must be of this run's line
+# (LINE=NAME takes NAME and NAME.*: scripts/lib/lines.sh).
 kernel_version() {
-	local v
+	local v l
 	v=$(make -s -C "$1" kernelversion 2>/dev/null) || die "cannot read the kernel version of $1"
-	case $v in
-	6.12|6.12.*) echo "$v" ;;
-	*) die "$1 is Linux $v; the series is for 6.12.y" ;;
-	esac
+	line_takes "$LINE" "$v" && { echo "$v"; return; }
+	for l in $(line_names); do
+		! line_takes "$l" "$v" || die "$1 is Linux $v, a tree of the $l line; this is the $LINE line (LINE=$LINE), which takes $LINE.y: use LINE=$l, or a $LINE.y tree"
+	done
+	die "$1 is Linux $v; the $LINE line (LINE=$LINE) takes $LINE.y, and no line of ./lines takes $v"
+}
+
+# The base the trees of this line are made from, as tree.sh records it
+# in $BASE_INFO: "kernel VERSION" (make kernelversion) and "source WHAT"
+# (Debian's PACKAGE VERSION, or KSRC=PATH). base_info kernel|source
+# prints one, or "unknown" before make tree has made the tree.
+BASE_INFO=$BUILD/base-version
+base_info() {
+	awk -v k="$1" '$1 == k { sub(/^[^ ]+ /, ""); print; found = 1 } END { if (!found) print "unknown" }' \
+		"$BASE_INFO" 2>/dev/null || echo unknown
 }
 
 # worktree_at_base DIR: DIR is a detached worktree of build/linux at the

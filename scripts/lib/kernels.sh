@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-# The kernels: the registry ./kernels, the variants, their trees and images, their configs. Sourced by scripts/lib/lib.sh, never run.
+# The kernels: the line's registry (patches/LINE/kernels), the variants, their trees and images, their configs. Sourced by scripts/lib/lib.sh, never run.
 # shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
 
-# The kernels: the registry ./kernels, one line each, NAME ROLE PATCHES
-# BOOT DESCRIPTION separated by tabs (see its header).
-KERNELS_FILE=$TOP/kernels
+# The kernels: the registry kernels of the line's series folder
+# (patches/LINE/kernels), one line each, NAME ROLE PATCHES BOOT
+# DESCRIPTION separated by tabs (see its header).
+KERNELS_FILE=$PATCHES/kernels
 kernel_names() {	# every NAME, in the registry's order, one a line
 	awk -F'\t+' '!/^#/ && NF >= 5 { print $1 }' "$KERNELS_FILE"
 }
@@ -52,6 +53,19 @@ kernel_image() {	# kernel_image NAME VARIANT: the bzImage scripts/tree/build.sh 
 	local t
 	t=$(kernel_tree "$1" "$2") || exit
 	echo "$t/.out-$2/arch/x86/boot/bzImage"
+}
+
+# config_frags NAME...: the config fragments NAME (guest.config, ...), each
+# configs/NAME followed by configs/LINE/NAME when the line has one (the
+# last value of a symbol wins). One path a line.
+config_frags() {
+	local f
+	for f in "$@"; do
+		[ -f "$TOP/configs/$f" ] || [ -f "$LINE_CONFIGS/$f" ] ||
+			die "no config fragment $f in configs/ or ${LINE_CONFIGS#"$TOP"/}/"
+		[ ! -f "$TOP/configs/$f" ] || echo "$TOP/configs/$f"
+		[ ! -f "$LINE_CONFIGS/$f" ] || echo "$LINE_CONFIGS/$f"
+	done
 }
 
 # Every CONFIG_X=v of fragment $1 must hold in .config $2 ("=n" means unset).

@@ -3,8 +3,8 @@
 # shellcheck shell=bash disable=SC2034 # variables are for the sourcing scripts
 
 # series_patches DIR: the patch files that DIR/series lists, in order,
-# one path a line (DIR: $PATCHES, or a series of BENCH_SERIES=DIR).
-PATCHES=$TOP/patches
+# one path a line (DIR: $PATCHES, the line's series folder
+# (scripts/lib/lines.sh), or a series of BENCH_SERIES=DIR).
 series_patches() {
 	local dir=$1 p
 	[ -f "$dir/series" ] || die "no series file in $dir"
@@ -70,7 +70,7 @@ mirror_tracked() {	# mirror files this repo holds now
 		grep -v -e '^Documentation/[^/]*/README\.md$' \
 			-e '^tools/testing/selftests/README\.md$' -e '^[^/]*/README\.md$' || true
 }
-# The patches of patches/series as a Markdown list of their subjects.
+# The patches of the line's series as a Markdown list of their subjects.
 series_list() {
 	local p n=0
 	while read -r p; do

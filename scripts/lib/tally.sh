@@ -4,7 +4,9 @@
 
 # Every check is a JSON line appended to $RESULTS (scripts/check/results.py
 # says what they are): {"step": STEP, "check": WHAT, "result": pass|fail|
-# skip|error|nobuild[, "log": FILE]}. RESULTS is exported, so that the
+# skip|error|nobuild[, "log": FILE], "line": LINE, "base": VERSION,
+# "source": WHAT}: the line (./lines) and its base as make tree recorded it
+# (base_info in scripts/lib/core.sh; "unknown" before the tree is made). RESULTS is exported, so that the
 # scripts that a script runs add theirs to the same file: make check
 # gives each run build/logs/results.jsonl, make mutate each step a file of
 # its own; a script run by hand writes build/logs/results-SCRIPT.jsonl.
@@ -16,7 +18,8 @@
 #   tally_sub COMMAND...: run a sub-step (which records its own checks),
 #                        show its output indented, and record a failure
 #                        if it exits non-zero having recorded none;
-#   tally_end [LABEL]:   print "[LABEL: ]N passed, N failed, N skipped"
+#   tally_end [LABEL]:   print the lines and bases of the records, then
+#                        "[LABEL: ]N passed, N failed, N skipped"
 #                        for this script's records, computed from them,
 #                        and return non-zero ($EXIT_FAIL) on a failure; a
 #                        script that recorded nothing fails (python3: the
@@ -36,9 +39,18 @@ json_str() {	# a JSON string of $1: \ " and control characters escaped
 	s=${s//$'\n'/\\n}
 	printf '"%s"' "${s//[$'\001'-$'\037']/ }"
 }
+# The line and base fields of every record (read again until the base
+# is known: make check makes the tree after it starts).
+line_fields=''
+# shellcheck disable=SC2153 # LINE is scripts/lib/lines.sh's
+line_fields() {
+	[ -n "$line_fields" ] || [ ! -f "$BASE_INFO" ] || line_fields=$(printf ',"line":%s,"base":%s,"source":%s' \
+		"$(json_str "$LINE")" "$(json_str "$(base_info kernel)")" "$(json_str "$(base_info source)")")
+	printf '%s' "${line_fields:-$(printf ',"line":%s,"base":"unknown","source":"unknown"' "$(json_str "$LINE")")}"
+}
 record() {	# record RESULT WHAT [LOG]
-	printf '{"step":%s,"check":%s,"result":"%s"%s}\n' "$(json_str "${STEP:-${0##*/}}")" \
-		"$(json_str "$2")" "$1" "${3:+,\"log\":$(json_str "$3")}" >>"$RESULTS"
+	printf '{"step":%s,"check":%s,"result":"%s"%s%s}\n' "$(json_str "${STEP:-${0##*/}}")" \
+		"$(json_str "$2")" "$1" "${3:+,\"log\":$(json_str "$3")}" "$(line_fields)" >>"$RESULTS"
 }
 tally() {
 	case $1 in
@@ -54,13 +66,14 @@ record_check() {	# the WHAT of record $1 (its "check" comes before its "result")
 	echo "${c%%\",\"result\"*}"
 }
 tally_records() {
-	local line
+	local line r
 	while IFS= read -r line; do
 		case $line in
 		'{"check":'*) ;;
 		*) die "tally_records: not a record: $line" ;;
 		esac
-		printf '{"step":%s,%s\n' "$(json_str "${STEP:-${0##*/}}")" "${line#\{}" >>"$RESULTS"
+		r=${line#\{}
+		printf '{"step":%s,%s%s}\n' "$(json_str "${STEP:-${0##*/}}")" "${r%\}}" "$(line_fields)" >>"$RESULTS"
 		case $line in
 		*'"result":"fail"'*) echo "  FAIL: $(record_check "$line")" ;;
 		*'"result":"skip"'*) echo "  SKIP: $(record_check "$line")" ;;
@@ -83,6 +96,7 @@ tally_end() {
 	[ "$(wc -l <"$RESULTS")" -gt "$results_start" ] || tally fail "${1:-${0##*/}}: no check ran"
 	line=$(python3 "$TOP/scripts/check/results.py" total "$RESULTS" --from "$results_start") || rc=$?
 	[ -n "$line" ] || die "cannot read the results in $RESULTS"
+	python3 "$TOP/scripts/check/results.py" bases "$RESULTS" --from "$results_start" || true
 	echo "${1:+$1: }$line"
 	[ "$rc" -eq 0 ] || return "$EXIT_FAIL"
 }

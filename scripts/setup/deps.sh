@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages a step needs, only those that are missing.
 # usage: scripts/setup/deps.sh GROUP...   (groups: build vm check bench arm64)
+# The kernel sources are no package here: scripts/tree/tree.sh fetches each
+# line's base (./lines) with an apt state of its own, never installed.
 set -euo pipefail
 
 declare -A pkgs=(
-	[build]="linux-source-6.12 gcc make flex bison bc libelf-dev libssl-dev
-		 cpio xz-utils ccache python3 git perl kmod"
+	[build]="gcc make flex bison bc libelf-dev libssl-dev
+		 cpio xz-utils ccache python3 git perl kmod debian-archive-keyring"
 	[vm]="qemu-system-x86 busybox-static cpio"
 	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
 		 gcc-s390x-linux-gnu shfmt"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Apply patches/ (in the order of patches/series) with git am to the current
-# branch of a 6.12.y git tree. On failure, name the patch and the files, and
+# Apply the line's series (patches/LINE/, in the order of its series file)
+# with git am to the current branch of a git tree of the line (LINE.y). On failure, name the patch and the files, and
 # leave the tree as it was.
 # usage: scripts/tree/apply.sh KDIR
 set -euo pipefail
@@ -15,7 +15,7 @@ git -C "$kdir" rev-parse --git-dir >/dev/null 2>&1 || die "KDIR=$kdir is not a g
 v=$(kernel_version "$kdir") || exit
 files=$(series_patches "$PATCHES") || exit
 mapfile -t list <<<"$files"
-[ -n "$files" ] || { say "patches/series is empty: nothing to apply"; exit 0; }
+[ -n "$files" ] || { say "${PATCHES#"$TOP"/}/series is empty: nothing to apply"; exit 0; }
 
 start=$(git -C "$kdir" rev-parse HEAD)
 n=0

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The bench tree of kernel NAME of the registry ./kernels: a worktree of
+# The bench tree of kernel NAME of the line's registry patches/LINE/kernels: a worktree of
 # the base (tag lazy-rss-base), build/bench-NAME (or that of the first
 # kernel with the same patches), with NAME's PATCHES applied by git am
-# ("series" and "series:NNNN" read patches/series, or the series file in
+# ("series" and "series:NNNN" read the line's series (patches/LINE/series), or the series file in
 # BENCH_SERIES=DIR, to bench a series before `make export`).
 # Left alone when it already holds exactly those patches (same patch-ids),
 # so that its build directories are not rebuilt for nothing.
@@ -13,7 +13,7 @@ set -euo pipefail
 need_deps build
 
 name=${1:?usage: bench-tree.sh NAME}
-series=${BENCH_SERIES:-$TOP/patches}
+series=${BENCH_SERIES:-$PATCHES}
 need_tree "$LINUX"
 list=$(kernel_field "$name" patches)
 tree=$(bench_tree "$name")
@@ -28,8 +28,8 @@ for p in ${list//,/ }; do
 		grep -q "/${p#series:}-[^/]*\$" <<<"$files" ||
 			die "kernel $name: ${series#"$TOP"/}/series has no patch ${p#series:}-*.patch"
 		files=$(sed "\\,/${p#series:}-[^/]*\$,q" <<<"$files") ;;
-	*)	files=$TOP/patches/bench-only/$p
-		[ -f "$files" ] || die "kernel $name: no patch patches/bench-only/$p" ;;
+	*)	files=$PATCHES/bench-only/$p
+		[ -f "$files" ] || die "kernel $name: no patch ${PATCHES#"$TOP"/}/bench-only/$p" ;;
 	esac
 	[ -z "$files" ] || mapfile -t -O ${#patches[@]} patches <<<"$files"
 done

@@ -9,7 +9,7 @@
 #   VARIANT: test (guest + debug), bench (guest only), kasan (test + KASAN
 #            and lockdep), kcsan (test + KCSAN), norseq (test without
 #            rseq and mm_cid), irqsoff (bench + the irqsoff tracer)
-#   KERNEL:  a kernel of the registry ./kernels (base, patched, ideal, ...)
+#   KERNEL:  a kernel of the line's registry patches/LINE/kernels (base, patched, ideal, ...)
 # Exits 3 when the kernel does not build (scripts/lib/core.sh: die_build).
 set -euo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
@@ -24,14 +24,23 @@ need_deps build
 # frags make the .config from allnoconfig; late ones then change it with
 # olddefconfig, which keeps every other value (norseq: EXPERT, which
 # RSEQ=n needs, would turn off what allnoconfig only leaves on without it).
-frags=("$TOP/configs/guest.config") late=()
+# Each fragment is configs/NAME and the line's configs/LINE/NAME, if any
+# (config_frags in scripts/lib/kernels.sh).
+names=(guest.config) late_names=()
 case $variant in
-test)	frags+=("$TOP/configs/debug.config") ;;
-kasan)	frags+=("$TOP/configs/debug.config" "$TOP/configs/kasan.config") ;;
-kcsan)	frags+=("$TOP/configs/debug.config" "$TOP/configs/kcsan.config") ;;
-norseq)	frags+=("$TOP/configs/debug.config"); late=("$TOP/configs/norseq.config") ;;
-irqsoff) frags+=("$TOP/configs/irqsoff.config") ;;
+test)	names+=(debug.config) ;;
+kasan)	names+=(debug.config kasan.config) ;;
+kcsan)	names+=(debug.config kcsan.config) ;;
+norseq)	names+=(debug.config); late_names=(norseq.config) ;;
+irqsoff) names+=(irqsoff.config) ;;
 esac
+list=$(config_frags "${names[@]}") || exit
+mapfile -t frags <<<"$list"
+late=()
+if [ ${#late_names[@]} -gt 0 ]; then
+	list=$(config_frags "${late_names[@]}") || exit
+	mapfile -t late <<<"$list"
+fi
 case $src in
 "$BASE"|"$LINUX") [ -e "$src/.git" ] || "$TOP/scripts/tree/tree.sh" ;;
 *)	"$TOP/scripts/tree/bench-tree.sh" "$kernel" ;;
