@@ -152,6 +152,11 @@ migrate_build() {
 	fi
 }
 
+# KSRC= must be a tree of this line, even when it is not needed.
+if [ -n "${KSRC:-}" ]; then
+	kernel_version "$KSRC" >/dev/null || exit
+	[ ! -e "$LINUX/.git" ] || warn "KSRC=$KSRC: ${LINUX#"$TOP"/} exists already, and is left as it is (remove it to take the base from KSRC)"
+fi
 mkdir -p "$BUILD"
 migrate_build
 if [ ! -e "$LINUX/.git" ]; then
