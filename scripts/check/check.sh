@@ -24,7 +24,7 @@ fi
 STEPS=(
 	"deps|scripts/setup/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
 	"lint|shellcheck of the scripts (make lint; seconds)"
-	"unit|unit tests of the tooling, scripts/*/test_*.py: the bench report, the KUnit and kselftest parsers, the results and the tally (seconds)"
+	"unit|unit tests of the tooling, scripts/*/test_*.py: the bench report, the KUnit and kselftest parsers, the results and the tally, the lines (seconds)"
 	"checkpatch|checkpatch --strict on the patches of ${PATCHES#"$TOP"/}/series (~1 min)"
 	"apply|the series applies to the base with git am, in the order of ${PATCHES#"$TOP"/}/series"
 	"generated|generated files: the mirror (lib/ include/ ... Documentation/core-api/), its READMEs and the README patch list match the default line's series"
