@@ -20,7 +20,7 @@ need_deps build vm bench
 src_pkg=$(dpkg-query -W -f='${source:Package}' qemu-system-x86 2>/dev/null) ||
 	die "qemu-system-x86 is not installed (scripts/setup/deps.sh vm)"
 version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
-dir=$BUILD/qemu-plugin/${version//:/_}
+dir=$BUILD_ROOT/qemu-plugin/${version//:/_}	# shared by the lines: it is QEMU's
 patch=$TOP/scripts/bench/cache-marker.patch
 insnprof=$TOP/scripts/bench/insnprof.c
 case ${1:-cache} in
