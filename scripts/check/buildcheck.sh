@@ -38,6 +38,6 @@ if base_w=$(warnings base) && new_w=$(warnings patched); then
 		tally pass "no new W=1 or sparse warning in the series' objects"
 	fi
 else
-	die_build "buildcheck: the series' objects do not compile (logs: build/logs/buildcheck-{base,patched}.log)"
+	die_build "buildcheck: the series' objects do not compile (logs: ${LOGS#"$TOP"/}/buildcheck-{base,patched}.log)"
 fi
 tally_end buildcheck

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # make check: every check of the project, in order, one progress line per
 # step (what it does, and how long it takes cold on 2 cores), ending with
-# the plain line "N passed, N failed, N skipped". Logs: build/logs/.
+# the plain line "N passed, N failed, N skipped". Logs: build/LINE/logs/.
 # Each step is a function step_NAME, listed in STEPS with its line. Every
-# check of every step is a JSON line of build/logs/results-check.sh.jsonl
+# check of every step is a JSON line of build/LINE/logs/results-check.sh.jsonl
 # (scripts/lib/tally.sh), with its step's NAME, the line and its base; the
 # closing lines are computed from them (scripts/check/results.py).
 # It checks one line of ./lines (LINE=, default the first): its series
@@ -18,7 +18,7 @@ need_deps build vm check
 if [ -e "$LINUX/.git" ]; then
 	need_space 2048 "make check (make clean removes the build outputs)"
 else
-	need_space 7168 "make check (cold: no build/linux yet)"
+	need_space 7168 "make check (cold: no ${LINUX#"$TOP"/} yet)"
 fi
 
 STEPS=(
@@ -157,7 +157,7 @@ build_kernels() {
 			{ tail -20 "$LOGS/build-$k${sfx:+-$sfx}.log" | sed 's/^/  | /'; rc=1; }
 	done
 	built[$v]=$rc
-	result "build the $v kernels (logs: build/logs/build-{base,patched}${sfx:+-$sfx}.log)" $rc
+	result "build the $v kernels (logs: ${LOGS#"$TOP"/}/build-{base,patched}${sfx:+-$sfx}.log)" $rc
 }
 with_kernels() {	# with_kernels VARIANT COMMAND...: a step that needs them
 	local v=$1

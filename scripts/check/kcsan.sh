@@ -9,7 +9,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
 need_deps build vm check
 
-say "[1/3] building the patched/kcsan kernel (cold: ~12 min; log: build/logs/build-kcsan.log)"
+say "[1/3] building the patched/kcsan kernel (cold: ~12 min; log: ${LOGS#"$TOP"/}/build-kcsan.log)"
 if "$TOP/scripts/tree/build.sh" kcsan patched >"$LOGS/build-kcsan.log" 2>&1; then
 	tally pass "the patched KCSAN kernel builds" "$LOGS/build-kcsan.log"
 	say "[2/3] KUnit on the KCSAN kernel, QEMU -smp $GUEST_ONLINE"

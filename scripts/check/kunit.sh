@@ -14,8 +14,8 @@
 #   arm64:  kunit.py run --arch=arm64 with Debian's cross compiler, SMP,
 #           QEMU with $ONLINE CPUs (weakly ordered: its atomics and barriers are
 #           not x86's), build dir .kunit-arm64
-# Each kernel is built in the tree $LINUX (build/linux) with ccache.
-# The counts come from kunit.py's JSON (build/logs/kunit-ARCH.json, read
+# Each kernel is built in the tree $LINUX (build/LINE/linux) with ccache.
+# The counts come from kunit.py's JSON (build/LINE/logs/kunit-ARCH.json, read
 # by scripts/check/kunit_summary.py). Prints "kunit-ARCH: N passed, N failed,
 # N skipped" on the last line; exits 1 when a test failed or none ran
 # (the kernel crashed or did not boot), 3 when the kernel did not build.

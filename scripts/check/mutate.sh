@@ -29,7 +29,7 @@
 # and is not caught; error (or no result), an error of the step, not a
 # catch; an exit status that disagrees with the results is an error too.
 # Each step's log, results and the TAP of its patched guest stay in
-# build/logs/mutant-NAME-STEP.{log,jsonl,tap}. Prints a
+# build/LINE/logs/mutant-NAME-STEP.{log,jsonl,tap}. Prints a
 # table and "N caught, N missed"; exits non-zero when a mutant is missed or
 # does not apply.
 # usage: scripts/check/mutate.sh [PATTERN...]   (mutants whose file name contains

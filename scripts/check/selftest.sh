@@ -120,7 +120,7 @@ build_targets=${targets[*]}
 
 out=$LINUX/.out-ksft
 inst=$out/install
-say "kselftests: building $build_targets (~3 min; log: build/logs/ksft-build.log)"
+say "kselftests: building $build_targets (~3 min; log: ${LOGS#"$TOP"/}/ksft-build.log)"
 {
 	make -C "$LINUX" O="$out" headers
 	# Debian's 6.12 tree: mm/khugepaged.c uses ksft_print_msg() without
@@ -134,7 +134,7 @@ say "kselftests: building $build_targets (~3 min; log: build/logs/ksft-build.log
 # A target that fails to build is silently left out of the install.
 for t in $build_targets; do
 	grep -q "^$t:" "$inst/kselftest-list.txt" ||
-		die_build "kselftest target $t was not installed (see build/logs/ksft-build.log)"
+		die_build "kselftest target $t was not installed (see ${LOGS#"$TOP"/}/ksft-build.log)"
 done
 
 # The guest's command line: every installed test of the targets (with

@@ -9,8 +9,8 @@
 #   s390   256-byte lines, 64-bit big-endian: defconfig, gcc-s390x-linux-gnu
 # Only the objects (kbuild runs "prepare" first), so it is incremental;
 # the build directories are .out-smallcache-ARCH below the tree.
-# usage: scripts/check/smallcache.sh [patched|base]   (the tree: build/linux or
-#        build/base)
+# usage: scripts/check/smallcache.sh [patched|base]   (the tree: build/LINE/linux or
+#        build/LINE/base)
 # Prints "smallcache: N passed, N failed, N skipped" on the last line;
 # exits 1 when an object does not compile or warns, 3 when the kernel's
 # own preparation ("make prepare") fails.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Two guests at once keep what is theirs: scripts/guest/vm runs without --log
-# each get a log directory of their own (build/vm/last points at the
+# each get a log directory of their own (build/LINE/vm/last points at the
 # newest), and a run with the --log of a running guest is refused at
 # once, leaving that guest alone. Boots the base test kernel twice, at
 # the same time. Each guest leaves its verdict in verdict.json: ok for A,
@@ -38,19 +38,19 @@ a_rc=$?
 ok() {	# ok WHAT STATUS: one check, passed when STATUS is 0
 	if [ "$2" = 0 ]; then tally pass "$1"; else tally fail "$1"; fi
 }
-ok "guest B, started while A ran, exits 0 (log: build/logs/vm-test-b.log)" "$b_rc"
+ok "guest B, started while A ran, exits 0 (log: ${LOGS#"$TOP"/}/vm-test-b.log)" "$b_rc"
 [ "$b_dir" != "$a_dir" ] && [ "$(cat "$b_dir/out/who" 2>/dev/null)" = B ]
-ok "guest B has a log directory of its own, and build/vm/last points at it" $?
+ok "guest B has a log directory of its own, and ${BUILD#"$TOP"/}/vm/last points at it" $?
 [ "$c_rc" != 0 ] && grep -q "another scripts/guest/vm" "$LOGS/vm-test-c.log"
-ok "a run with guest A's --log is refused, saying why (log: build/logs/vm-test-c.log)" $?
+ok "a run with guest A's --log is refused, saying why (log: ${LOGS#"$TOP"/}/vm-test-c.log)" $?
 [ "$a_rc" = 0 ] && [ "$(cat "$a_dir/out/who" 2>/dev/null)" = A ] &&
 	grep -q "lazy-rss-vm: exit status 0" "$a_dir/console.log"
-ok "guest A exits 0 with its own console and output (log: build/logs/vm-test-a.log)" $?
+ok "guest A exits 0 with its own console and output (log: ${LOGS#"$TOP"/}/vm-test-a.log)" $?
 verdict() { python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); print(v["verdict"], v["status"])' "$1/verdict.json"; }
 [ "$(verdict "$a_dir")" = "ok 0" ]
 ok "guest A's verdict.json says ok 0" $?
 "$vm" --kernel base --timeout 300 --log "$BUILD/vm/vm-test-d" -- sh -c 'exit 7' >"$LOGS/vm-test-d.log" 2>&1
 d_rc=$?
 [ "$d_rc" = 7 ] && [ "$(verdict "$BUILD/vm/vm-test-d")" = "failed 7" ]
-ok "a guest whose command exits 7: vm exits 7, its verdict.json says failed 7 (log: build/logs/vm-test-d.log)" $?
+ok "a guest whose command exits 7: vm exits 7, its verdict.json says failed 7 (log: ${LOGS#"$TOP"/}/vm-test-d.log)" $?
 tally_end vm

@@ -39,7 +39,7 @@ BASE_TAG=lazy-rss-base
 BRANCH=lazy-rss
 JOBS=${JOBS:-$(nproc)}
 
-# Logs of every step: build/logs/ (make check names each one it writes).
+# Logs of every step: build/LINE/logs/ (make check names each one it writes).
 LOGS=$BUILD/logs
 mkdir -p "$LOGS"
 # The one git identity of the commits the tree scripts make (the base
@@ -107,7 +107,7 @@ base_info() {
 		"$BASE_INFO" 2>/dev/null || echo unknown
 }
 
-# worktree_at_base DIR: DIR is a detached worktree of build/linux at the
+# worktree_at_base DIR: DIR is a detached worktree of build/LINE/linux at the
 # base (tag lazy-rss-base) with no change: added when missing, else reset
 # (an interrupted git am aborted, changes to tracked files dropped).
 worktree_at_base() {

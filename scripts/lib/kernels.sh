@@ -39,7 +39,7 @@ VARIANTS="test bench kasan kcsan irqsoff norseq"
 variant_ok() { [[ " $VARIANTS " == *" $1 "* ]]; }
 # kernel_tree NAME VARIANT: the source tree of that kernel: the base and
 # the patched test kernels (every variant but bench) are built in
-# build/base and build/linux, the others in their bench tree.
+# build/LINE/base and build/LINE/linux, the others in their bench tree.
 kernel_tree() {
 	variant_ok "$2" || die "unknown kernel variant '$2' ($VARIANTS)"
 	case $2/$1 in

@@ -8,8 +8,8 @@
 # "source": WHAT}: the line (./lines) and its base as make tree recorded it
 # (base_info in scripts/lib/core.sh; "unknown" before the tree is made). RESULTS is exported, so that the
 # scripts that a script runs add theirs to the same file: make check
-# gives each run build/logs/results.jsonl, make mutate each step a file of
-# its own; a script run by hand writes build/logs/results-SCRIPT.jsonl.
+# gives each run build/LINE/logs/results.jsonl, make mutate each step a file of
+# its own; a script run by hand writes build/LINE/logs/results-SCRIPT.jsonl.
 # STEP is make check's step (exported by it), or the script's name.
 #   tally pass|fail|skip [WHAT [LOG]]: one check (a failure or a skip is
 #                        shown with its name);
