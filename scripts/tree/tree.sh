@@ -177,7 +177,14 @@ fi
 if ! git -C "$LINUX" rev-parse -q --verify "refs/heads/$BRANCH" >/dev/null; then
 	say "applying ${PATCHES#"$TOP"/}/ on branch $BRANCH"
 	git -C "$LINUX" checkout -q -b "$BRANCH" "$BASE_TAG"
-	"$TOP/scripts/tree/apply.sh" "$LINUX"
+	if ! "$TOP/scripts/tree/apply.sh" "$LINUX"; then
+		# No half-applied branch that the next make tree would keep.
+		git -C "$LINUX" am --abort >/dev/null 2>&1 || true
+		{ git -C "$LINUX" checkout -q --detach "$BASE_TAG" &&
+			git -C "$LINUX" branch -q -D "$BRANCH"; } ||
+			die "the series did not apply, and branch $BRANCH could not be removed from $LINUX"
+		die "the series did not apply (see above): branch $BRANCH removed, make tree tries again"
+	fi
 else
 	say "branch $BRANCH exists in $LINUX: left as it is (make export to save it)"
 fi
