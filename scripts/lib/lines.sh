@@ -23,10 +23,10 @@ line_takes() { case $2 in "$1"|"$1".*) return 0 ;; *) return 1 ;; esac; }
 # The line of this run: LINE= (make LINE=NAME exports it), by default the
 # first of the registry. Exported, so that the scripts a script runs work
 # on the same line.
-LINE=${LINE:-$(line_names | head -1)}
+DEFAULT_LINE=$(line_names | head -1)
+LINE=${LINE:-$DEFAULT_LINE}
 line_field "$LINE" package >/dev/null || exit
 export LINE
-DEFAULT_LINE=$(line_names | head -1)
 # Its folders: the series (patches, series, cover letter, bench-only/,
 # the registry of kernels), the published results, the config fragments
 # that override or add to configs/*.config, and the mutants.
