@@ -52,7 +52,7 @@ if [ ! -f "$keep/cache.c" ] || [ ! -f "$keep/qemu-plugin.h" ]; then
 	[ -s "$dir/apt/sources.list" ] || die "no Debian archive in /etc/apt/sources.list{,.d} to take qemu's source from"
 	apt_opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		  -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache")
-	apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
+	own_apt_update "$log" "${apt_opts[@]}" ||
 		{ tail -5 "$log" >&2; die "apt-get update of the deb-src list failed (log: $log)"; }
 	(cd "$dir/src" && apt-get "${apt_opts[@]}" source --download-only "$src_pkg=$version") >>"$log" 2>&1 ||
 		{ tail -5 "$log" >&2; die "Debian's archive has no source $src_pkg $version, the installed QEMU's: upgrade qemu-system-x86 (apt) to a version the archive has (log: $log)"; }

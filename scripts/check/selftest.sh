@@ -48,7 +48,9 @@ UPSTREAM_TARGETS="proc rseq"
 MM_CATEGORIES=${MM_CATEGORIES:-madv_populate mlock process_mrelease mkdirty}
 # Upstream tests left out: proc's that need namespaces (PID, IPC, NET)
 # that the guest kernel does not build (none of them reads rss_stat).
-EXCLUDE="proc:proc-loadavg-001 proc:setns-dcache proc:setns-sysvipc"
+EXCLUDE="proc:proc-loadavg-001 proc:setns-dcache proc:setns-sysvipc proc:proc-pidns"
+# and those that read /proc/net (no CONFIG_NET in the guest either).
+EXCLUDE="$EXCLUDE proc:proc-net-dev-lseek"
 # rseq's run_param_test.sh runs param_test and its three variants (the
 # mm_cid ones among them) for each of 8 tests, 37 times: with default
 # parameters, then with delays injected at each of 9 points of the
@@ -77,8 +79,13 @@ emit_tests() {	# emit_tests TREE TARGET: "TARGET:TEST" lines of the target's Mak
 }
 mapfile -t series_targets < <(git -C "$LINUX" diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- "$ksft" |
 	sed -n "s,^$ksft/\\([^/]*\\)/Makefile\$,\\1,p")
+# Other upstream targets whose Makefile the series changes (7.3: sched,
+# for its LLC test): only the tests it adds to them run.
+mapfile -t touched_targets < <(git -C "$LINUX" diff --name-only --diff-filter=M "$BASE_TAG" HEAD -- "$ksft" |
+	sed -n "s,^$ksft/\\([^/]*\\)/Makefile\$,\\1,p" |
+	awk -v up="mm $UPSTREAM_TARGETS" 'BEGIN { split(up, a, " "); for (i in a) u[a[i]] } !($0 in u)')
 series_added=()
-for t in $UPSTREAM_TARGETS ${series_targets[@]+"${series_targets[@]}"}; do
+for t in $UPSTREAM_TARGETS ${series_targets[@]+"${series_targets[@]}"} ${touched_targets[@]+"${touched_targets[@]}"}; do
 	mapfile -t -O ${#series_added[@]} series_added < <(LC_ALL=C comm -13 \
 		<(emit_tests "$BASE" "$t" | LC_ALL=C sort) <(emit_tests "$LINUX" "$t" | LC_ALL=C sort))
 done
@@ -90,7 +97,7 @@ mapfile -t series_mm < <(git -C "$LINUX" diff "$BASE_TAG" HEAD -- "$ksft/mm/run_
 # What this run runs: targets (run_kselftest.sh), mm categories, and the
 # harness filter of --only NAME (for the series' mm programs).
 mm_programs=$(printf '%s\n' ${series_mm[@]+"${series_mm[@]}"} | cut -s -d' ' -f2 | sort -u | tr '\n' ' ')
-targets="$UPSTREAM_TARGETS ${series_targets[*]}" harness='' mm_direct=''
+targets="$UPSTREAM_TARGETS ${series_targets[*]} ${touched_targets[*]}" harness='' mm_direct=''
 case $only in
 '')	;;
 series)	targets="${series_targets[*]} $(printf '%s\n' ${series_added[@]+"${series_added[@]}"} | cut -s -d: -f1 | sort -u | tr '\n' ' ')"
@@ -143,6 +150,7 @@ args=()
 while read -r t; do
 	[[ " $EXCLUDE " != *" $t "* ]] || continue
 	[[ " ${targets[*]} " == *" ${t%%:*} "* ]] || continue
+	[[ " ${touched_targets[*]} " != *" ${t%%:*} "* ]] || [[ " ${series_added[*]} " == *" $t "* ]] || continue
 	[ "$only" != series ] || [[ " ${series_added[*]} " == *" $t "* ]] ||
 		[[ " ${series_targets[*]} " == *" ${t%%:*} "* ]] || continue
 	args+=(-t "$t")
@@ -199,6 +207,9 @@ for k in "$@"; do
 			# stalls still show, after 100 s.
 			vmargs=(--append rcupdate.rcu_cpu_stall_timeout=100) ;;
 	esac
+	# Two vCPUs to an LLC: the online ones span two LLCs, so that 7.3's
+	# cache-aware scheduling is on (sched_cache_active) in every test.
+	[ $((GUEST_POSSIBLE % 2)) -ne 0 ] || vmargs+=(--llc 2)
 	say "kselftests: booting the $k kernel, $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online (TAP: ${tap#"$TOP"/})"
 	# run_kselftest.sh needs coreutils timeout (--foreground), not busybox's.
 	"$TOP/scripts/guest/vm" --kernel "$image" --online "$GUEST_ONLINE" --possible "$GUEST_POSSIBLE" --timeout "${KSFT_TIMEOUT:-3600}" ${vmargs[@]+"${vmargs[@]}"} \

@@ -4,8 +4,9 @@
 # architectures whose cache lines are not x86_64's 64 bytes (a set of
 # counters sized by SMP_CACHE_BYTES must still fit), with W=1, in the
 # config of the architecture's defconfig plus the series' KUnit suites:
-#   i386   16-byte lines: i386_defconfig + configs/i386-m486.config (486;
-#          and configs/LINE/i386-m486.config, if the line has one)
+#   i386   16-byte lines: i386_defconfig + configs/i386-m486.config (486)
+#          + configs/LINE/i386-m486.config if the line has one (7.3:
+#          no 486, a Geode GX1)
 #   s390   256-byte lines, 64-bit big-endian: defconfig, gcc-s390x-linux-gnu
 # Only the objects (kbuild runs "prepare" first), so it is incremental;
 # the build directories are .out-smallcache-ARCH below the tree.

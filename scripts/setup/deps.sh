@@ -10,7 +10,7 @@ declare -A pkgs=(
 	[build]="gcc make flex bison bc libelf-dev libssl-dev
 		 cpio xz-utils ccache python3 git perl kmod debian-archive-keyring"
 	[vm]="qemu-system-x86 busybox-static cpio"
-	[check]="sparse libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
+	[check]="sparse dpkg-dev libcap-dev libnuma-dev numactl rsync python3-ply python3-git shellcheck
 		 gcc-s390x-linux-gnu shfmt"
 	[arm64]="gcc-aarch64-linux-gnu qemu-system-arm"
 	[bench]="numactl stress-ng linux-perf gnuplot-nox dpkg-dev patch pkg-config libglib2.0-dev"

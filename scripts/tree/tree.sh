@@ -45,7 +45,7 @@ fetch_base() {
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
 		-o "Dir::Cache::Archives=$apt/cache/archives" -o Debug::NoLocking=1)
 	say "fetching $pkg's index from $(line_field "$LINE" archives) (log: ${log#"$TOP"/})"
-	apt-get "${opts[@]}" update >"$log" 2>&1 ||
+	own_apt_update "$log" "${opts[@]}" ||
 		{ tail -5 "$log" >&2; die "apt-get update of ${apt#"$TOP"/}/sources.list failed (log: $log)"; }
 	ver=$(apt-cache "${opts[@]}" policy "$pkg" 2>>"$log" | sed -n 's/^ *Candidate: //p')
 	[[ -n $ver && $ver != "(none)" ]] ||
