@@ -14,7 +14,8 @@ need_deps build check
 
 need_tree "$LINUX"
 use_ccache
-sparse=$("$TOP/scripts/setup/sparse.sh" "$LINUX")
+IFS=$'\t' read -r sparse spver < <("$TOP/scripts/setup/sparse.sh" "$LINUX") ||
+	die "scripts/setup/sparse.sh found no sparse for ${LINUX#"$TOP"/}"
 warnings() {	# tree: W=1 + sparse warnings of the series' objects, file:line stripped
 	local src out objs
 	src=$(kernel_tree "$1" test)
@@ -32,7 +33,6 @@ warnings() {	# tree: W=1 + sparse warnings of the series' objects, file:line str
 		sed -E 's/:[0-9]+:[0-9]+:/:/' | LC_ALL=C sort -u
 }
 
-if [ "$sparse" = sparse ]; then spver="sparse $(sparse --version)"; else spver=$(cat "$BUILD_ROOT/sparse/version"); fi
 say "buildcheck: W=1 and $spver on the $(series_objects | wc -l) objects of the series, base vs patched"
 if base_w=$(warnings base) && new_w=$(warnings patched); then
 	mapfile -t added < <(LC_ALL=C comm -13 <(echo "$base_w") <(echo "$new_w"))

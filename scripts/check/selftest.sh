@@ -46,11 +46,9 @@ ksft=tools/testing/selftests
 # CONFIG_MEM_SOFT_DIRTY).
 UPSTREAM_TARGETS="proc rseq"
 MM_CATEGORIES=${MM_CATEGORIES:-madv_populate mlock process_mrelease mkdirty}
-# Upstream tests left out: proc's that need namespaces (PID, IPC, NET)
-# that the guest kernel does not build (none of them reads rss_stat).
-EXCLUDE="proc:proc-loadavg-001 proc:setns-dcache proc:setns-sysvipc proc:proc-pidns"
-# and those that read /proc/net (no CONFIG_NET in the guest either).
-EXCLUDE="$EXCLUDE proc:proc-net-dev-lseek"
+# Upstream tests left out: proc's that need namespaces (PID, IPC, NET) or
+# /proc/net, which the guest kernel does not build (none reads rss_stat).
+EXCLUDE="proc:proc-loadavg-001 proc:setns-dcache proc:setns-sysvipc proc:proc-pidns proc:proc-net-dev-lseek"
 # rseq's run_param_test.sh runs param_test and its three variants (the
 # mm_cid ones among them) for each of 8 tests, 37 times: with default
 # parameters, then with delays injected at each of 9 points of the
@@ -77,12 +75,14 @@ emit_tests() {	# emit_tests TREE TARGET: "TARGET:TEST" lines of the target's Mak
 	[ ! -f "$1/$ksft/$2/Makefile" ] ||
 		make -s --no-print-directory -C "$1/$ksft/$2" COLLECTION="$2" emit_tests
 }
-mapfile -t series_targets < <(git -C "$LINUX" diff --name-only --diff-filter=A "$BASE_TAG" HEAD -- "$ksft" |
-	sed -n "s,^$ksft/\\([^/]*\\)/Makefile\$,\\1,p")
+makefile_targets() {	# makefile_targets A|M: targets whose Makefile the series adds or changes
+	git -C "$LINUX" diff --name-only --diff-filter="$1" "$BASE_TAG" HEAD -- "$ksft" |
+		sed -n "s,^$ksft/\\([^/]*\\)/Makefile\$,\\1,p"
+}
+mapfile -t series_targets < <(makefile_targets A)
 # Other upstream targets whose Makefile the series changes (7.3: sched,
 # for its LLC test): only the tests it adds to them run.
-mapfile -t touched_targets < <(git -C "$LINUX" diff --name-only --diff-filter=M "$BASE_TAG" HEAD -- "$ksft" |
-	sed -n "s,^$ksft/\\([^/]*\\)/Makefile\$,\\1,p" |
+mapfile -t touched_targets < <(makefile_targets M |
 	awk -v up="mm $UPSTREAM_TARGETS" 'BEGIN { split(up, a, " "); for (i in a) u[a[i]] } !($0 in u)')
 series_added=()
 for t in $UPSTREAM_TARGETS ${series_targets[@]+"${series_targets[@]}"} ${touched_targets[@]+"${touched_targets[@]}"}; do

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Print the path of a sparse that the kernel tree TREE accepts for C=1/C=2.
+# Print the path of a sparse that the kernel tree TREE accepts for C=1/C=2,
+# a tab and its version (the Debian package's).
 # kbuild runs scripts/checker-valid.sh, and when sparse fails it (7.3
 # needs __typeof_unqual__, which Debian 12's sparse 0.6.4 lacks) it only
 # warns and turns C= off, so that "sparse clean" would mean "not run".
@@ -17,7 +18,7 @@ need_deps build check
 tree=${1:?usage: scripts/setup/sparse.sh TREE}
 valid() { [ "$("$tree/scripts/checker-valid.sh" "$1" --arch=x86_64 -m64)" = 1 ]; }
 if [ ! -x "$tree/scripts/checker-valid.sh" ] || valid sparse; then
-	echo sparse
+	printf 'sparse\tsparse %s\n' "$(sparse --version)"
 	exit 0
 fi
 
@@ -45,4 +46,4 @@ if [ ! -x "$dir/bin/sparse" ]; then
 fi
 valid "$dir/bin/sparse" ||
 	die "$(cat "$dir/version" 2>/dev/null || echo "sid's sparse") fails ${tree#"$TOP"/}/scripts/checker-valid.sh too"
-echo "$dir/bin/sparse"
+printf '%s\t%s\n' "$dir/bin/sparse" "$(cat "$dir/version")"
