@@ -31,6 +31,20 @@ bench_tree() {
 	p=$(kernel_field "$1" patches) || exit
 	echo "$BUILD/bench-$(awk -F'\t+' -v p="$p" '!/^#/ && NF >= 5 && $3 == p { print $1; exit }' "$KERNELS_FILE")"
 }
+# kernel_frags NAME: the config fragments among NAME's PATCHES (NAME.config
+# files of the line's bench-only/), one path a line: a bench-only kernel
+# that turns off what has a prompt (the 7.3 floor: SCHED_CACHE).
+kernel_frags() {
+	local p
+	p=$(kernel_field "$1" patches) || exit
+	for p in ${p//,/ }; do
+		case $p in
+		*.config) [ -f "$PATCHES/bench-only/$p" ] ||
+				die "kernel $1: no config fragment ${PATCHES#"$TOP"/}/bench-only/$p"
+			echo "$PATCHES/bench-only/$p" ;;
+		esac
+	done
+}
 # Guest kernel variants (scripts/tree/build.sh): test (guest + debug options),
 # bench (guest only), kasan and kcsan (test + KASAN or KCSAN), norseq
 # (test without rseq, so without mm_cid), irqsoff (bench + the irqsoff

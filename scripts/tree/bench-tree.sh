@@ -28,6 +28,7 @@ for p in ${list//,/ }; do
 		grep -q "/${p#series:}-[^/]*\$" <<<"$files" ||
 			die "kernel $name: ${series#"$TOP"/}/series has no patch ${p#series:}-*.patch"
 		files=$(sed "\\,/${p#series:}-[^/]*\$,q" <<<"$files") ;;
+	*.config) continue ;;	# a config fragment (scripts/tree/build.sh)
 	*)	files=$PATCHES/bench-only/$p
 		[ -f "$files" ] || die "kernel $name: no patch ${PATCHES#"$TOP"/}/bench-only/$p" ;;
 	esac

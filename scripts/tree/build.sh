@@ -41,6 +41,9 @@ if [ ${#late_names[@]} -gt 0 ]; then
 	list=$(config_frags "${late_names[@]}") || exit
 	mapfile -t late <<<"$list"
 fi
+# and the kernel's own fragments (registry PATCHES: NAME.config), late too.
+list=$(kernel_frags "$kernel") || exit
+[ -z "$list" ] || mapfile -t -O ${#late[@]} late <<<"$list"
 case $src in
 "$BASE"|"$LINUX") [ -e "$src/.git" ] || "$TOP/scripts/tree/tree.sh" ;;
 *)	"$TOP/scripts/tree/bench-tree.sh" "$kernel" ;;
