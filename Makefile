@@ -63,7 +63,7 @@ endif
 export LINE KSRC ONLINE
 
 .PHONY: help deps tree apply export kernel test-kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
-	selftest check check-full check-kcsan mutate bench insn-profile irqsoff lint clean distclean
+	selftest check check-series check-full check-kcsan mutate bench insn-profile irqsoff lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -109,6 +109,11 @@ selftest: test-kernels
 check:
 	@$(S)/setup/deps.sh build vm check
 	@$(S)/check/check.sh
+
+## check-series the checks of the series alone: checkpatch, apply, MAINTAINERS, W=1 and sparse, KUnit UML (make check of the default line runs it for the other lines)
+check-series:
+	@$(S)/setup/deps.sh build check
+	@$(S)/check/check.sh --series
 
 ## check-full    check, then the slower kernels: without rseq/mm_cid (norseq: KUnit, rss_stat kselftests) and KUnit on arm64 (~40 min more, cold)
 check-full:

@@ -91,22 +91,6 @@ void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
 				     struct task_struct *owner);
 
 /**
- * owned_percpu_counters_owned_by() - is @t the owner of a lazy set?
- * @oc: the set
- * @t: a task
- *
- * For checks from any context: the set is lazy, and @t is the task that
- * owned_percpu_counters_set_owner() gave it. Racy unless @t is current.
- *
- * Return: true if @t owns the set.
- */
-static inline bool owned_percpu_counters_owned_by(const struct owned_percpu_counters *oc,
-						  const struct task_struct *t)
-{
-	return READ_ONCE(oc->owner) == t;
-}
-
-/**
  * owned_percpu_counter_add_shared() - add to a lazy counter, as anyone
  * @oc: the set
  * @i: index of the counter in the set

@@ -10,16 +10,24 @@
 # It checks one line of ./lines (LINE=, default the first): its series
 # (patches/LINE/), its trees and builds (build/LINE/).
 # --full (make check-full): then the kernels make check has no time for.
+# --series (make check-series): only the checks of the series itself
+# (checkpatch, apply, MAINTAINERS, W=1 and sparse, KUnit UML). make check
+# of the default line ends with them for every other line (step lines).
 set -uo pipefail
 . "$(dirname "$0")/../lib/lib.sh"
 need_deps build vm check
-# A clone's first make check fills build/ with 6.2 GB: the base tree and
-# some ten kernel builds; a later one rewrites about 2 GB of them.
-if [ -e "$LINUX/.git" ]; then
-	need_space 2048 "make check (make clean removes the build outputs)"
-else
-	need_space 7168 "make check (cold: no ${LINUX#"$TOP"/} yet)"
-fi
+# The other lines, whose series checks end the default line's make check.
+others=''
+[ "$LINE" != "$DEFAULT_LINE" ] || [ -n "${1:-}" ] || others=$(line_names | grep -vxF "$LINE" | paste -sd' ')
+# A clone's first make check fills build/LINE with 6.2 GB: the base tree
+# and some ten kernel builds; a later one rewrites about 2 GB of them.
+# The series checks of another line: 5.5 GB cold (its trees), 1 GB warm.
+mib=7168 why="cold: no ${LINUX#"$TOP"/} yet"
+[ ! -e "$LINUX/.git" ] || mib=2048 why="make clean removes the build outputs"
+for l in $others; do
+	if [ -e "$TOP/build/$l/linux/.git" ]; then mib=$((mib + 1024)); else mib=$((mib + 5632)); fi
+done
+need_space "$mib" "make check${1:+ $1} of the $LINE line${others:+ and the series checks of $others} ($why)"
 
 STEPS=(
 	"deps|scripts/setup/deps.sh groups hold what the scripts call (stand-ins for dpkg-query and apt-get; seconds)"
@@ -38,15 +46,20 @@ STEPS=(
 	"kunit_i386|KUnit on i386 SMP under QEMU, $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online (cold: builds an i386 kernel, ~10 min)"
 	"selftests|kselftests in the guest (-smp $GUEST_ONLINE): mm, proc and rseq, base and patched kernels (~15 min)"
 )
+[ -z "$others" ] ||
+	STEPS+=("lines|the series checks of the other lines ($others; make LINE=NAME check-series, cold: ~15 min each)")
 case ${1:-} in
 '')	;;
+--series)
+	mapfile -t STEPS < <(printf '%s\n' "${STEPS[@]}" |
+		grep -E '^(checkpatch|apply|generated|buildcheck|kunit_uml)\|') ;;
 --full)	STEPS+=(
 	"kernels_norseq|kernels: base and patched x86_64 test kernels without rseq, so without mm_cid (cold: ~7 min each)"
 	"kunit_norseq|KUnit on the patched norseq kernel under QEMU -smp $GUEST_ONLINE (~2 min)"
 	"selftests_norseq|the series' rss_stat kselftests on the norseq kernels, base and patched (~5 min)"
 	"kunit_arm64|KUnit on arm64 SMP under QEMU, $GUEST_ONLINE CPUs (cold: builds an arm64 kernel, ~10 min)"
 	) ;;
-*)	die "usage: scripts/check/check.sh [--full]" ;;
+*)	die "usage: scripts/check/check.sh [--full|--series]" ;;
 esac
 
 result() {	# result NAME STATUS: one check passed or failed
@@ -174,9 +187,19 @@ step_kernels_norseq() { build_kernels norseq; }
 step_kunit_norseq() { with_kernels norseq "$TOP/scripts/check/kunit.sh" norseq; }
 step_selftests_norseq() { with_kernels norseq "$TOP/scripts/check/selftest.sh" --only rss_stat base:norseq patched:norseq; }
 step_kunit_arm64() { tally_sub "$TOP/scripts/check/kunit.sh" arm64; }
+step_lines() {	# check-series of each other line, its progress shown as it goes
+	local l before rc
+	for l in $others; do
+		before=$(wc -l <"$RESULTS")
+		env -u BUILD -u LINUX -u BASE LINE="$l" KSRC= KDIR= "$TOP/scripts/check/check.sh" --series 2>&1 | sed 's/^/  /'
+		rc=${PIPESTATUS[0]}
+		[ "$rc" -eq 0 ] || [ "$(failures_since "$before")" -gt 0 ] ||
+			tally fail "make LINE=$l check-series: exit status $rc"
+	done
+}
 
 # The line's trees first, so that every record names the base it checks.
-say "make check of the $LINE line ($(line_field "$LINE" desc)); preparing its kernel trees (make tree; cold: downloads and unpacks $(line_field "$LINE" package), ~3 min; log: ${LOGS#"$TOP"/}/tree.log)"
+say "make check${1:+ $1} of the $LINE line ($(line_field "$LINE" desc)); preparing its kernel trees (make tree; cold: downloads and unpacks $(line_field "$LINE" package), ~3 min; log: ${LOGS#"$TOP"/}/tree.log)"
 "$TOP/scripts/tree/tree.sh" >"$LOGS/tree.log" 2>&1 || { cat "$LOGS/tree.log"; die "make tree failed"; }
 say "the $LINE line's base: Linux $(base_info kernel), $(base_info source)"
 n=0
@@ -186,4 +209,4 @@ for s in "${STEPS[@]}"; do
 	export STEP=${s%%|*}
 	"step_${s%%|*}"
 done
-tally_end ""
+tally_end "$([ "${1:-}" != --series ] || echo "the $LINE line's series checks")"

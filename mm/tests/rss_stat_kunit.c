@@ -6,10 +6,11 @@
  * borrower and interrupts are counted atomically alongside it; any CLONE_VM
  * clone, thread or not, upgrades the counters first; a borrower cannot share
  * the mm it borrows; a failure inside the step that shares the mm
- * (mm_make_shared()) leaves it lazy, with nothing published and nothing
- * leaked; sharing it sets up the mm_cid slot of every possible CPU, online
- * or not; and once shared, the cheap read clamps at zero where the global
- * count lags below it.
+ * (mm_make_shared()) leaves it lazy, with nothing leaked; and once shared,
+ * the cheap read clamps at zero where the global count lags below it.
+ * mm_cid's per-CPU slots and the SCHED_CACHE group follow the counters:
+ * absent on a new mm and on a fork of a shared one, present once shared,
+ * with the owner holding the group as an mm's first task does.
  *
  * The owner is a task that is not a kernel thread, cloned from a kthread
  * that borrows an empty mm, so that it gets a lazy copy of its own. With
@@ -29,7 +30,7 @@
 #include <linux/sched/task.h>
 #include <kunit/static_stub.h>
 #ifdef CONFIG_PERCPU_STATS
-#include "percpu-internal.h"
+#include "../percpu-internal.h"
 #endif
 
 #define ADDS		100000
@@ -49,10 +50,11 @@ struct owner_ctx {
 	long borrowed_as_owner;		/* MM_SHMEMPAGES in the owner's word */
 	int clone_err;
 	bool lazy;
-	bool cid_published_early;	/* mm_cid's state, before the rss upgrade */
-	bool cid_solo;			/* after the clone */
-	struct cpumask offline;		/* possible CPUs not online, at the clone */
-	int offline_cpus, offline_cids;	/* still offline after it; with a cid */
+	int sched_lazy;			/* of mm_cid's slots and the cache group */
+	int child_lazy;			/* lazy parts of a fork child's mm */
+	unsigned int grp_refs;		/* on the cache group, with the sharer */
+	bool owner_in_grp;		/* the owner holds the mm's group */
+	struct completion child_done;
 	u64 pcpu_before, pcpu_after;	/* per-CPU allocations, around the clone */
 };
 
@@ -93,6 +95,7 @@ static int __noreturn owner_finish(struct owner_ctx *c, int member)
 	c->borrowed = get_mm_counter_sum(c->mm, MM_SHMEMPAGES);
 	c->borrowed_as_owner = READ_ONCE(c->mm->rss_stat.owner_adds[MM_SHMEMPAGES]);
 	c->lazy = !owned_percpu_counters_is_percpu(&c->mm->rss_stat);
+	c->sched_lazy = !mm_cid_is_shared(c->mm) + !mm_sched_is_shared(c->mm);
 	add_mm_counter(c->mm, member, -c->sum);
 	add_mm_counter(c->mm, MM_SHMEMPAGES, -c->borrowed);
 	complete(&c->done);
@@ -174,6 +177,12 @@ static int sharer_fn(void *arg)
 	struct owner_ctx *c = arg;
 	long n;
 
+#ifdef CONFIG_SCHED_CACHE
+	/* The owner waits for this task: both hold the group now. */
+	c->grp_refs = refcount_read(&current->mm->sched_cache_grp->refcnt);
+	c->owner_in_grp = rcu_access_pointer(c->owner->sched_cache_grp) ==
+			  current->mm->sched_cache_grp;
+#endif
 	for (n = 0; n < ADDS; n++) {
 		add_mm_counter(current->mm, MM_ANONPAGES, 1);
 		if (!(n % 256))
@@ -218,18 +227,6 @@ static int owner_counts(void *arg)
 	owner_finish(c, MM_FILEPAGES);
 }
 
-/*
- * A lazy mm leaves its cid mask as the allocator gave it: garbage, that
- * sharing the mm must clear, or the second user finds no free cid and
- * spins in mm_cid_get() for ever.
- */
-static void poison_cid_mask(struct mm_struct *mm)
-{
-#ifdef CONFIG_SCHED_MM_CID
-	cpumask_setall(mm_cidmask(mm));
-#endif
-}
-
 /* The owner starts sharer_fn() on its mm with a CLONE_VM clone. */
 static void clone_sharer(struct owner_ctx *c)
 {
@@ -246,56 +243,20 @@ static void clone_sharer(struct owner_ctx *c)
 		complete(&c->sharer_done);
 }
 
-/* MM_CID_UNSET (kernel/sched/sched.h): a slot that holds no cid */
-#define CID_SLOT_UNSET	(-1)
-
-/* Before the clone: the possible CPUs that are not online. */
-static void note_offline_cpus(struct owner_ctx *c)
-{
-	cpus_read_lock();
-	cpumask_andnot(&c->offline, cpu_possible_mask, cpu_online_mask);
-	cpus_read_unlock();
-}
-
-/*
- * After it: the CPUs that were offline before the clone and still are, so
- * that no task of the mm can have run there, and those of them whose
- * mm_cid slot is not unset. The owner and the sharer never return to user
- * space, so the mm's periodic cid scan does not run and change a slot.
- */
-static void count_offline_cids(struct owner_ctx *c)
-{
-#ifdef CONFIG_SCHED_MM_CID
-	struct mm_cid __percpu *pcpu_cid = READ_ONCE(c->mm->pcpu_cid);
-	int cpu;
-
-	if (!pcpu_cid)
-		return;
-	cpus_read_lock();
-	cpumask_andnot(&c->offline, &c->offline, cpu_online_mask);
-	for_each_cpu(cpu, &c->offline) {
-		c->offline_cpus++;
-		if (READ_ONCE(per_cpu_ptr(pcpu_cid, cpu)->cid) != CID_SLOT_UNSET)
-			c->offline_cids++;
-	}
-	cpus_read_unlock();
-#endif
-}
-
 static int owner_clones_vm(void *arg)
 {
 	struct owner_ctx *c = arg;
 
 	owner_start(c);
 	add_mm_counter(c->mm, MM_ANONPAGES, 7);
-	poison_cid_mask(c->mm);
-	note_offline_cpus(c);
 	clone_sharer(c);
-	count_offline_cids(c);
 	owner_adds(c, MM_ANONPAGES, false);
 	c->owner_adds += 7;
 	owner_finish(c, MM_ANONPAGES);
 }
+
+/* The parts of a lazy mm that the scheduler gets when it is shared. */
+#define SCHED_LAZY_PARTS	(IS_ENABLED(CONFIG_SCHED_MM_CID) + IS_ENABLED(CONFIG_SCHED_CACHE))
 
 /* Live per-CPU allocations, where the kernel counts them. */
 static u64 pcpu_allocs(void)
@@ -308,23 +269,97 @@ static u64 pcpu_allocs(void)
 #endif
 }
 
-static bool mm_cid_solo(struct mm_struct *mm)
+/* The lazy parts of @mm: the rss counters, mm_cid's slots, the group. */
+static int lazy_parts(struct mm_struct *mm)
 {
-#ifdef CONFIG_SCHED_MM_CID
-	return !READ_ONCE(mm->pcpu_cid);
-#else
-	return true;
-#endif
+	return !owned_percpu_counters_is_percpu(&mm->rss_stat) + !mm_cid_is_shared(mm) +
+	       !mm_sched_is_shared(mm);
 }
 
-/* The rss counters cannot be upgraded, once mm_cid's state is allocated. */
+static int fork_child_fn(void *arg)
+{
+	struct owner_ctx *c = arg;
+
+	c->child_lazy = lazy_parts(current->mm);
+	complete(&c->child_done);
+	do_exit(0);
+}
+
+/* The owner shares its mm, then forks a child with an mm of its own. */
+static int owner_shares_then_forks(void *arg)
+{
+	struct owner_ctx *c = arg;
+	struct kernel_clone_args args = {
+		.flags = CLONE_UNTRACED,
+		.exit_signal = SIGCHLD,
+		.fn = fork_child_fn,
+		.fn_arg = c,
+	};
+
+	owner_start(c);
+	clone_sharer(c);
+	if (kernel_clone(&args) > 0)
+		wait_for_completion(&c->child_done);
+	else
+		c->child_lazy = -1;
+	owner_finish(c, MM_ANONPAGES);
+}
+
+/*
+ * Each step of the share, made to fail in turn: the rss upgrade (last), the
+ * allocation of mm_cid's slots (first) and of the cache group (second).
+ */
+enum share_step { FAIL_RSS_UPGRADE, FAIL_CID_SLOTS, FAIL_CACHE_GROUP };
+
+static const struct share_failure {
+	const char *desc;
+	enum share_step step;
+} share_failures[] = {
+	{ "rss counters upgrade", FAIL_RSS_UPGRADE },
+#ifdef CONFIG_SCHED_MM_CID
+	{ "mm_cid slots", FAIL_CID_SLOTS },
+#endif
+#ifdef CONFIG_SCHED_CACHE
+	{ "cache group", FAIL_CACHE_GROUP },
+#endif
+};
+
+KUNIT_ARRAY_PARAM_DESC(share_failures, share_failures, desc);
+
 static int fail_rss_upgrade(struct owned_percpu_counters *oc, unsigned int nr,
 			    gfp_t gfp)
 {
-	struct owner_ctx *c = kunit_get_current_test()->priv;
-
-	c->cid_published_early = !mm_cid_solo(c->mm);
 	return -ENOSPC;
+}
+
+static int __maybe_unused fail_shared_sched(struct mm_shared_sched *s)
+{
+	return -ENOSPC;
+}
+
+/* Make @step of the share fail, for the current test. */
+static void fail_share_step(struct kunit *test, enum share_step step)
+{
+	switch (step) {
+	case FAIL_RSS_UPGRADE:
+		kunit_activate_static_stub(test, owned_percpu_counters_init_percpu,
+					   fail_rss_upgrade);
+		break;
+#ifdef CONFIG_SCHED_MM_CID
+	case FAIL_CID_SLOTS:
+		kunit_activate_static_stub(test, mm_cid_alloc_shared_noprof,
+					   fail_shared_sched);
+		break;
+#endif
+#ifdef CONFIG_SCHED_CACHE
+	case FAIL_CACHE_GROUP:
+		kunit_activate_static_stub(test, mm_sched_alloc_shared,
+					   fail_shared_sched);
+		break;
+#endif
+	default:
+		KUNIT_FAIL(test, "no such step: %d", step);
+	}
 }
 
 static int owner_clone_fails(void *arg)
@@ -338,7 +373,6 @@ static int owner_clone_fails(void *arg)
 	clone_sharer(c);
 	c->pcpu_after = pcpu_allocs();
 	current->kunit_test = NULL;
-	c->cid_solo = mm_cid_solo(c->mm);
 	c->owner_adds = 7;
 	owner_finish(c, MM_ANONPAGES);
 }
@@ -379,10 +413,11 @@ static struct owner_ctx *run_owner(struct kunit *test, int (*fn)(void *),
 	init_completion(&c->ready);
 	init_completion(&c->sharer_done);
 	init_completion(&c->done);
-	hrtimer_init(&c->timer[0], CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	c->timer[0].function = hardirq_add;
-	hrtimer_init(&c->timer[1], CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
-	c->timer[1].function = softirq_add;
+	init_completion(&c->child_done);
+	hrtimer_setup(&c->timer[0], hardirq_add, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	hrtimer_setup(&c->timer[1], softirq_add, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_SOFT);
 	args.fn_arg = c;
 	if (borrower) {
 		struct task_struct *t;
@@ -424,6 +459,7 @@ static void rss_stat_owner_path_is_the_owners_only_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->borrowed_as_owner, 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->irqs_as_owner), 0);
 	KUNIT_EXPECT_TRUE(test, c->lazy);
+	KUNIT_EXPECT_EQ(test, c->sched_lazy, SCHED_LAZY_PARTS);
 }
 
 /*
@@ -438,6 +474,7 @@ static void rss_stat_clone_vm_upgrades_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->clone_err, 0);
 	KUNIT_EXPECT_FALSE(test, c->lazy);
 	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds + c->other_adds);
+	KUNIT_EXPECT_EQ(test, c->sched_lazy, 0);
 }
 
 /*
@@ -452,6 +489,7 @@ static void rss_stat_borrower_cannot_share_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->clone_err, -EINVAL);
 	KUNIT_EXPECT_TRUE(test, c->lazy);
 	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds);
+	KUNIT_EXPECT_EQ(test, c->sched_lazy, SCHED_LAZY_PARTS);
 }
 
 struct cpu_add {
@@ -533,46 +571,55 @@ static void rss_stat_shared_read_clamps_at_zero_test(struct kunit *test)
 }
 
 /*
- * The step that shares an mm is all or nothing: when the rss counters
- * cannot be upgraded after mm_cid's per-CPU state was allocated, the clone
- * fails with that error, the state was never published and is freed, and
- * the mm stays lazy in both, and exact.
+ * The step that shares an mm is all or nothing: when any of its parts
+ * fails, the clone fails with that error, the mm stays lazy and exact, and
+ * no per-CPU allocation is left behind.
  */
 static void rss_stat_failed_share_leaves_mm_lazy_test(struct kunit *test)
 {
+	const struct share_failure *f = test->param_value;
 	struct owner_ctx *c;
 
-	kunit_activate_static_stub(test, owned_percpu_counters_init_percpu,
-				   fail_rss_upgrade);
-	c = run_owner(test, owner_clone_fails, NULL);
-	kunit_deactivate_static_stub(test, owned_percpu_counters_init_percpu);
+	fail_share_step(test, f->step);
+	c = run_owner(test, owner_clone_fails, NULL);	/* the stub ends with the test */
 
 	KUNIT_EXPECT_EQ(test, c->clone_err, -ENOSPC);
 	KUNIT_EXPECT_TRUE(test, c->lazy);
 	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds);
-	KUNIT_EXPECT_FALSE(test, c->cid_published_early);
-	KUNIT_EXPECT_TRUE(test, c->cid_solo);
 	KUNIT_EXPECT_EQ(test, c->pcpu_after, c->pcpu_before);
+	KUNIT_EXPECT_EQ(test, c->sched_lazy, SCHED_LAZY_PARTS);
 }
 
 /*
- * Sharing an mm sets up the cid slot of every possible CPU, not only of
- * the online or present ones: a CPU that comes up later must find its
- * slot unset, not with the cid 0 of the zeroed allocation, which the
- * owner holds, nor with a cid to put back in the mask.
+ * At the share, the owner holds the mm's new cache group as the new task
+ * does, and as the owner of an mm that had it from the start would: the
+ * group has three references, the mm's and the two tasks'.
  */
-static void rss_stat_share_leaves_no_cid_offline_test(struct kunit *test)
+static void rss_stat_share_gives_owner_the_group_test(struct kunit *test)
 {
 	struct owner_ctx *c;
 
-	if (!IS_ENABLED(CONFIG_SCHED_MM_CID))
-		kunit_skip(test, "no mm_cid in this kernel");
-	if (num_possible_cpus() == num_online_cpus())
-		kunit_skip(test, "every possible CPU is online");
+	if (!IS_ENABLED(CONFIG_SCHED_CACHE))
+		kunit_skip(test, "needs CONFIG_SCHED_CACHE");
 	c = run_owner(test, owner_clones_vm, NULL);
-	KUNIT_EXPECT_EQ(test, c->clone_err, 0);
-	KUNIT_EXPECT_GT(test, c->offline_cpus, 0);
-	KUNIT_EXPECT_EQ(test, c->offline_cids, 0);
+	KUNIT_ASSERT_EQ(test, c->clone_err, 0);
+	KUNIT_EXPECT_EQ(test, c->grp_refs, 3);
+	KUNIT_EXPECT_TRUE(test, c->owner_in_grp);
+}
+
+/*
+ * A fork of a shared mm (not CLONE_VM) gets an mm of its own that is as
+ * lazy as any new mm: dup_mm() copies the parent's mm_struct, which has
+ * per-CPU counters, slots and a group.
+ */
+static void rss_stat_fork_of_shared_mm_is_lazy_test(struct kunit *test)
+{
+	struct owner_ctx *c = run_owner(test, owner_shares_then_forks, NULL);
+
+	KUNIT_ASSERT_EQ(test, c->clone_err, 0);
+	KUNIT_EXPECT_FALSE(test, c->lazy);
+	KUNIT_EXPECT_EQ(test, c->sched_lazy, 0);
+	KUNIT_EXPECT_EQ(test, c->child_lazy, 1 + SCHED_LAZY_PARTS);
 }
 
 static struct kunit_case rss_stat_cases[] = {
@@ -580,8 +627,10 @@ static struct kunit_case rss_stat_cases[] = {
 	KUNIT_CASE(rss_stat_clone_vm_upgrades_test),
 	KUNIT_CASE(rss_stat_borrower_cannot_share_test),
 	KUNIT_CASE(rss_stat_shared_read_clamps_at_zero_test),
-	KUNIT_CASE(rss_stat_failed_share_leaves_mm_lazy_test),
-	KUNIT_CASE(rss_stat_share_leaves_no_cid_offline_test),
+	KUNIT_CASE_PARAM(rss_stat_failed_share_leaves_mm_lazy_test,
+			 share_failures_gen_params),
+	KUNIT_CASE(rss_stat_share_gives_owner_the_group_test),
+	KUNIT_CASE(rss_stat_fork_of_shared_mm_is_lazy_test),
 	{}
 };
 
