@@ -52,7 +52,7 @@ def command(args):
             return word, args[i]
         i += 1
         while i < len(args) and (literal(args[i]) or "").startswith("-"):
-            i += 1 + (literal(args[i]) in ("-n", "-k", "-s"))	# nice -n N, timeout -k N
+            i += 1 + (literal(args[i]) in ("-n", "-k", "-s", "-u"))	# nice -n N, timeout -k N, env -u NAME
         if word == "timeout" and i < len(args):
             i += 1						# the duration
         while word == "env" and i < len(args) and "=" in (literal(args[i]) or ""):

@@ -34,8 +34,10 @@ echo "installing: ${missing[*]}" >&2
 sudo=''
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 export DEBIAN_FRONTEND=noninteractive
+# Another install (a second make job, unattended-upgrades) holds dpkg's
+# lock: wait for it, as apt(8) does, rather than fail at once.
 if ! { $sudo apt-get update -qq &&
-       $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"${TMPDIR:-/tmp}/lazy-rss-apt.log" 2>&1; then
+       $sudo apt-get install -oDPkg::Lock::Timeout=600 -y -qq --no-install-recommends "${missing[@]}"; } >"${TMPDIR:-/tmp}/lazy-rss-apt.log" 2>&1; then
 	still=()
 	for p in "${missing[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || still+=("$p")
