@@ -30,17 +30,24 @@
  * be the only task that takes the owner's path from then on: the caller
  * knows that no one else will. Nothing changes in an upgraded set. Task
  * context: the owner itself, or anyone while there is none.
+ *
+ * The handover is ordered: the release of the old owner's %NULL and the
+ * acquire of the new owner's call make the old owner's adds to its words
+ * visible to a new owner that takes the set itself. A new owner set by
+ * another task must be started after the call (wake_up_new_task() does).
  */
 void owned_percpu_counters_set_owner(struct owned_percpu_counters *oc,
 				     struct task_struct *owner)
 {
-	struct task_struct *old = READ_ONCE(oc->owner);
+	/* Pairs with the release below of a previous owner's %NULL. */
+	struct task_struct *old = smp_load_acquire(&oc->owner);
 
 	/* Only the owner upgrades, so it cannot race with an upgrade. */
 	if (old == __OWNED_PERCPU_SHARED)
 		return;
 	WARN_ON_ONCE(old && old != current);
-	WRITE_ONCE(oc->owner, owner);
+	/* Orders our adds to the owner's words before the handover. */
+	smp_store_release(&oc->owner, owner);
 }
 
 /**
