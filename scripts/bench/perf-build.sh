@@ -19,10 +19,11 @@ fi
 mkdir -p "$out"
 say "building perf from ${BASE#"$TOP"/}/tools/perf, static, no optional libraries (~3 min; log: ${out#"$TOP"/}/build.log)" >&2
 # The perf binary only: the dlfilter examples are shared objects, which
-# do not link with -static.
+# do not link with -static. NO_RUST: perf 7.x builds a Rust test workload
+# whenever a rustc is in PATH (one not from Debian aborted the build).
 no=(LIBELF LIBTRACEEVENT JEVENTS LIBPYTHON LIBPERL SLANG GTK2 LIBUNWIND LIBNUMA
     LIBCRYPTO LIBBPF BPF_SKEL LIBCAP ZLIB LZMA ZSTD LIBBABELTRACE AUXTRACE LIBPFM4
-    SDT JVMTI DEMANGLE SHELLCHECK)
+    SDT JVMTI DEMANGLE SHELLCHECK RUST)
 flags=()
 for n in "${no[@]}"; do flags+=("NO_$n=1"); done
 if ! make -C "$BASE/tools/perf" O="$out" LDFLAGS=-static WERROR=0 "${flags[@]}" \
