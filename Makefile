@@ -105,7 +105,7 @@ kunit-uml kunit-x86_64 kunit-i386: tree
 selftest: test-kernels
 	@$(S)/check/selftest.sh base patched
 
-## check         everything: deps, lint, tooling unit tests, checkpatch, apply, mirror, builds, KUnit, module, two guests, kselftests; ends "N passed, N failed, N skipped"
+## check         everything CI has time for: deps, lint, tooling unit tests, checkpatch, apply, mirror, builds, KUnit, module, two guests, kselftests (patched kernel); ends "N passed, N failed, N skipped"
 check:
 	@$(S)/setup/deps.sh build vm check
 	@$(S)/check/check.sh
@@ -115,7 +115,7 @@ check-series:
 	@$(S)/setup/deps.sh build check
 	@$(S)/check/check.sh --series
 
-## check-full    check, then the slower kernels: without rseq/mm_cid (norseq: KUnit, rss_stat kselftests) and KUnit on arm64 (~40 min more, cold)
+## check-full    check with the base test kernel as the control (module, kselftests, rseq outcomes compared) and rseq's basic_percpu_ops tests, then the slower kernels: without rseq/mm_cid (norseq: KUnit, rss_stat kselftests) and KUnit on arm64 (~70 min more, cold)
 check-full:
 	@$(S)/setup/deps.sh build vm check arm64
 	@$(S)/check/check.sh --full

@@ -42,7 +42,7 @@ uml)
 	bdir=.kunit
 	common=("${args[@]}" --build_dir="$bdir" --make_options="CC=$CC_CCACHE"
 		--kconfig_add=CONFIG_UML_PCI_OVER_VIRTIO=n)
-	what="building (cold: ~7 min) and running the UML KUnit kernel"
+	what="building (cold: ~8 min) and running the UML KUnit kernel"
 	;;
 x86_64|kcsan|norseq)
 	variant=${arch/#x86_64/test}
@@ -68,7 +68,7 @@ i386)
 		--kernel_args="maxcpus=$GUEST_ONLINE")
 	common=("${args[@]}" --arch=i386
 		--build_dir="$bdir" --make_options="CC=$CC_CCACHE" --qemu_args="-smp $GUEST_POSSIBLE")
-	what="building (cold: ~10 min) and running the i386 SMP KUnit kernel, QEMU: $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online"
+	what="building (cold: ~13 min) and running the i386 SMP KUnit kernel, QEMU: $GUEST_ONLINE of $GUEST_POSSIBLE CPUs online"
 	;;
 arm64)
 	need_deps arm64

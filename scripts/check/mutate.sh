@@ -136,7 +136,7 @@ keep_logs() {
 	[ ! -f "$LOGS/ksft-patched.tap" ] || mv "$LOGS/ksft-patched.tap" "${kept%.log}.tap"
 }
 
-say "mutate: baseline, unmutated: ${steps[*]} (cold: kernels build, ~7 min each)"
+say "mutate: baseline, unmutated: ${steps[*]} (cold: kernels build, ~15 min each)"
 for s in "${steps[@]}"; do
 	t0=$(date +%s)
 	run_step "$s"

@@ -85,7 +85,7 @@ rm -f "$out/fragment.new"
 targets=(bzImage)
 ! grep -qx CONFIG_MODULES=y "$out/.config" || targets+=(modules)
 need_space 512 "building the $name kernel"
-say "building the $name kernel (cold: ~7 min on 2 cores; log: ${out#"$TOP"/}/build.log)"
+say "building the $name kernel (cold: 10 to 16 min on 2 cores; log: ${out#"$TOP"/}/build.log)"
 if ! make -C "$src" O="$out" ARCH=x86_64 CC="$CC_CCACHE" -j"$JOBS" "${targets[@]}" \
 		>"$out/build.log" 2>&1; then
 	grep -E -m 20 'error|Error' "$out/build.log" >&2 || tail -20 "$out/build.log" >&2
