@@ -179,14 +179,16 @@ step_kunit_uml() { tally_sub "$TOP/scripts/check/kunit.sh" uml; }
 # whose steps then run; built[VARIANT] is 0 when all of them built.
 declare -A built=()
 build_kernels() {
-	local v=$1 k rc=0 sfx=${1#test}
+	local v=$1 k log logs=() rc=0 sfx=${1#test}
 	shift
 	for k in "$@"; do
-		"$TOP/scripts/tree/build.sh" "$v" "$k" >"$LOGS/build-$k${sfx:+-$sfx}.log" 2>&1 ||
-			{ tail -20 "$LOGS/build-$k${sfx:+-$sfx}.log" | sed 's/^/  | /'; rc=1; }
+		log=$LOGS/build-$k${sfx:+-$sfx}.log
+		logs+=("${log#"$TOP"/}")
+		"$TOP/scripts/tree/build.sh" "$v" "$k" >"$log" 2>&1 ||
+			{ tail -20 "$log" | sed 's/^/  | /'; rc=1; }
 	done
 	built[$v]=$rc
-	result "build the $v kernels (logs: $(printf "${LOGS#"$TOP"/}/build-%s${sfx:+-$sfx}.log " "$@"| sed 's/ $//'))" $rc
+	result "build the $v kernels (logs: ${logs[*]})" $rc
 }
 with_kernels() {	# with_kernels VARIANT COMMAND...: a step that needs them
 	local v=$1

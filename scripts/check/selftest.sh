@@ -48,7 +48,7 @@ UPSTREAM_TARGETS="proc rseq"
 MM_CATEGORIES=${MM_CATEGORIES:-madv_populate mlock process_mrelease mkdirty}
 # Upstream tests left out: proc's that need namespaces (PID, IPC, NET) or
 # /proc/net, which the guest kernel does not build (none reads rss_stat).
-# KSFT_EXCLUDE: more of them (make check leaves out one for time).
+# KSFT_EXCLUDE: more of them (make check leaves out two of rseq for time).
 EXCLUDE="proc:proc-loadavg-001 proc:setns-dcache proc:setns-sysvipc proc:proc-pidns proc:proc-net-dev-lseek ${KSFT_EXCLUDE:-}"
 # rseq's run_param_test.sh runs param_test and its three variants (the
 # mm_cid ones among them) for each of 8 tests, 37 times: with default
