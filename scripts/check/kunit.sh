@@ -28,6 +28,10 @@ need_tree "$LINUX"
 mapfile -t kconfigs < <(kunitconfigs "$LINUX" "$arch")
 [ ${#kconfigs[@]} -gt 0 ] || exit 1
 use_ccache
+# kunit.py's QEMU runs with TCG only (scripts/guest/qemu-tcg says why).
+tcg=$BUILD/qemu-tcg
+mkdir -p "$tcg"
+for q in x86_64 i386 aarch64; do ln -sfn "$TOP/scripts/guest/qemu-tcg" "$tcg/qemu-system-$q"; done
 log=$LOGS/kunit-$arch.log
 timeout=${KUNIT_TIMEOUT:-900}
 args=()
@@ -80,7 +84,7 @@ arm64)
 	;;
 *)	die "unknown KUnit arch '$arch' (uml x86_64 kcsan norseq i386 arm64)" ;;
 esac
-kunit() { (cd "$LINUX" && python3 tools/testing/kunit/kunit.py "$@") >>"$log" 2>&1; }
+kunit() { (cd "$LINUX" && PATH=$tcg:$PATH python3 tools/testing/kunit/kunit.py "$@") >>"$log" 2>&1; }
 
 say "kunit $arch: $what (log: ${log#"$TOP"/})"
 : >"$log"
