@@ -140,7 +140,7 @@ step_generated() {
 			cmp -s "$applied/$f" "$TOP/$f" || { echo "  mirror: $f differs from the series"; rc=1; }
 		done
 		for f in $(mirror_tracked); do
-			printf '%s\n' "${added[@]}" | grep -qxF "$f" || { echo "  mirror: $f is not added by the series"; rc=1; }
+			grep -qxF "$f" <<<"$(printf '%s\n' "${added[@]}")" || { echo "  mirror: $f is not added by the series"; rc=1; }
 		done
 		for d in $(mirror_tracked | mirror_root | sort -u); do
 			[ -f "$TOP/$d/README.md" ] || { echo "  mirror: $d/README.md is missing"; rc=1; }

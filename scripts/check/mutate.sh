@@ -58,7 +58,7 @@ for m in "${mutants[@]}"; do
 		case $s in kunit-uml|kunit-x86_64|kunit-i386|kunit-norseq|kunit-arm64|selftest|selftest:?*|smallcache|modcheck) ;;
 		*) die "${m#"$TOP"/}: unknown step '$s' (kunit-uml kunit-x86_64 kunit-i386 kunit-norseq kunit-arm64 selftest[:WHAT] smallcache modcheck)" ;;
 		esac
-		printf '%s\n' ${steps[@]+"${steps[@]}"} | grep -qxF "$s" || steps+=("$s")
+		grep -qxF "$s" <<<"$(printf '%s\n' ${steps[@]+"${steps[@]}"})" || steps+=("$s")
 	done
 done
 

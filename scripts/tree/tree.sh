@@ -137,7 +137,7 @@ migrate_build() {
 		[ -e "$e" ] || [ -L "$e" ] || continue
 		name=${e##*/}
 		case $name in apt|qemu-plugin) continue ;; esac
-		! line_names | grep -qxF "$name" || continue
+		! grep -qxF "$name" <<<"$(line_names)" || continue
 		if [ -d "$BUILD/$name" ] && [ -d "$e" ] && [ ! -L "$e" ]; then
 			# build/LINE/logs (made by this run): the old files join it.
 			mv -n "$e"/* "$BUILD/$name/" 2>/dev/null || true
