@@ -703,7 +703,7 @@ TEST_F_TIMEOUT(rss_stat, upgrade_once_per_shared_mm_never_on_fork_exec, timeout_
 TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 {
 	long before, growth, rss_kb;
-	int i, pipefd[2];
+	int i, pipefd[2], status, exited_badly = 0;
 
 	if (!self->lazy)
 		SKIP(return, NO_LAZY);
@@ -718,10 +718,10 @@ TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 
 			close(pipefd[1]);
 			/*
-			 * Not read(): the readers of one pipe wait for its
-			 * mutex uninterruptibly, and where forking them all
-			 * takes minutes, the hung task detector reports
-			 * them. poll() sleeps interruptibly, without it.
+			 * Not read(): at EOF, the woken readers of one pipe
+			 * take its mutex in turn, uninterruptibly, and where
+			 * they are slow to run, the hung task detector reports
+			 * them. poll() takes no lock. 0: it saw the EOF.
 			 */
 			_exit(poll(&p, 1, -1) != 1);
 		}
@@ -729,8 +729,11 @@ TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 	}
 	growth = percpu_kb() - before;
 	close(pipefd[1]);
-	while (wait(NULL) > 0)
-		;
+	close(pipefd[0]);
+	/* Each child lived to see the EOF, after the count. */
+	while (wait(&status) > 0)
+		exited_badly += !WIFEXITED(status) || WEXITSTATUS(status);
+	EXPECT_EQ(0, exited_badly);
 	rss_kb = IDLE_PROCS * (long)RSS_STAT_BYTES * self->ncpus / 1024;
 	TH_LOG("Percpu: +%ld kB for %d idle processes (rss_stat alone took %ld kB), %d CPUs",
 	       growth, IDLE_PROCS, rss_kb, self->ncpus);
