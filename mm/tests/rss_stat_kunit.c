@@ -189,10 +189,12 @@ static int sharer_fn(void *arg)
 	long n;
 
 #ifdef CONFIG_SCHED_CACHE
-	/* The owner waits for this task: both hold the group now. */
-	c->grp_refs = refcount_read(&current->mm->sched_cache_grp->refcnt);
-	c->owner_in_grp = rcu_access_pointer(c->owner->sched_cache_grp) ==
-			  current->mm->sched_cache_grp;
+	/* The owner waits for this task: both hold the group now, if any. */
+	if (current->mm->sched_cache_grp) {
+		c->grp_refs = refcount_read(&current->mm->sched_cache_grp->refcnt);
+		c->owner_in_grp = rcu_access_pointer(c->owner->sched_cache_grp) ==
+				  current->mm->sched_cache_grp;
+	}
 #endif
 	for (n = 0; n < ADDS; n++) {
 		add_mm_counter(current->mm, MM_ANONPAGES, 1);
