@@ -82,8 +82,8 @@ def headline(data, kernels, table, setup):
         out += [f"**With {most[0]} CPUs online of {most[1]} possible, a fork+exec costs "
                 f"{100 * (1 - ex[cand] / ex[ref]):.1f}% less with the series than without "
                 f"({cand}/{ref} {ratio(ex, cand, ref)}), within "
-                f"{100 * abs(ex[cand] / ex[floor] - 1):.1f}% of the {floor} kernel with no per-CPU "
-                "rss_stat at all.**", ""]
+                f"{100 * abs(ex[cand] / ex[floor] - 1):.1f}% of the {floor} kernel, which does no "
+                "per-mm per-CPU work at all.**", ""]
     out += [f"Elapsed guest time per operation (online/possible vCPUs), median of the rounds; {setup}.", ""]
     out += table
     growth = []

@@ -63,8 +63,8 @@ class ReportTest(unittest.TestCase):
     def test_headline(self):
         out, head, plots, _ = report.report(self.data, self.registry, "setup", "short setup", self.dir.name)
         self.assertEqual(head[0], "**With 4 CPUs online of 255 possible, a fork+exec costs 10.0% less with the "
-                                  "series than without (patched/base 0.900), within 5.0% of the ideal kernel with "
-                                  "no per-CPU rss_stat at all.**")
+                                  "series than without (patched/base 0.900), within 5.0% of the ideal kernel, which "
+                                  "does no per-mm per-CPU work at all.**")
         self.assertIn("| fork+exec (`exec`), 4/255 CPUs, µs | 4200.0 | 3780.0 | 3600.0 | 0.900 | 1.050 |", head)
         self.assertIn("| `Percpu:` growth, 1000 idle processes, 4/255 CPUs, kB | +6144 | +3072 | - |  |  |", head)
         # ideal is missing at 4/4: no growth for it; the cell 4/255 is
