@@ -128,7 +128,7 @@ apply_to_base() ( worktree_at_base "$applied" && "$TOP/scripts/tree/apply.sh" "$
 step_apply() { checked "git am of ${PATCHES#"$TOP"/}/" "$LOGS/apply.log" apply_to_base; }
 
 step_generated() {
-	local rc=0 f d n
+	local rc=0 f d n m
 	n=$(series_patches "$PATCHES" | wc -l)
 	if [ "$LINE" != "$DEFAULT_LINE" ]; then
 		tally skip "mirror: it holds the default line's series ($DEFAULT_LINE), not the $LINE line's"
@@ -140,7 +140,7 @@ step_generated() {
 			cmp -s "$applied/$f" "$TOP/$f" || { echo "  mirror: $f differs from the series"; rc=1; }
 		done
 		for f in $(mirror_tracked); do
-			grep -qxF "$f" <<<"$(printf '%s\n' "${added[@]}")" || { echo "  mirror: $f is not added by the series"; rc=1; }
+			[[ " ${added[*]-} " == *" $f "* ]] || { echo "  mirror: $f is not added by the series"; rc=1; }
 		done
 		for d in $(mirror_tracked | mirror_root | sort -u); do
 			[ -f "$TOP/$d/README.md" ] || { echo "  mirror: $d/README.md is missing"; rc=1; }
@@ -150,9 +150,9 @@ step_generated() {
 	# Every file the series adds has a maintainer section (F: patterns).
 	rc=0
 	while read -r f; do
-		(cd "$applied" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
-			--no-rolestats --no-tree -f "$f" 2>/dev/null) |
-			grep -qv -e '^linux-kernel@vger.kernel.org$' -e '^$' ||
+		m=$(cd "$applied" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
+			--no-rolestats --no-tree -f "$f" 2>/dev/null)
+		grep -qv -e '^linux-kernel@vger.kernel.org$' -e '^$' <<<"$m" ||
 			{ echo "  MAINTAINERS: no section covers $f"; rc=1; }
 	done < <(git -C "$applied" diff --name-only --diff-filter=A "$BASE_TAG" HEAD)
 	result "MAINTAINERS covers the added files" $rc

@@ -63,7 +63,7 @@ for m in "${mutants[@]}"; do
 		case $s in kunit-uml|kunit-x86_64|kunit-i386|kunit-norseq|kunit-arm64|selftest|selftest:?*|smallcache|modcheck) ;;
 		*) die "${m#"$TOP"/}: unknown step '$s' (kunit-uml kunit-x86_64 kunit-i386 kunit-norseq kunit-arm64 selftest[:WHAT] smallcache modcheck)" ;;
 		esac
-		grep -qxF "$s" <<<"$(printf '%s\n' ${steps[@]+"${steps[@]}"})" || steps+=("$s")
+		[[ " ${steps[*]-} " == *" $s "* ]] || steps+=("$s")
 	done
 done
 
@@ -100,7 +100,7 @@ run_step() {
 	selftest)	LINUX=$mut "$TOP/scripts/tree/build.sh" test patched &&
 			LINUX=$mut "$TOP/scripts/check/selftest.sh" --only series patched ;;
 	selftest:*)	if LINUX=$mut ksft_target "$what" && [ -s "$base_tap" ] &&
-			   ! git -C "$mut" diff --name-only | grep -q '^tools/testing/'; then
+			   [ -z "$(git -C "$mut" diff --name-only -- tools/testing/)" ]; then
 				LINUX=$mut "$TOP/scripts/tree/build.sh" test patched &&
 				LINUX=$mut "$TOP/scripts/check/selftest.sh" --only "$what" --base-tap "$base_tap" patched
 			elif LINUX=$mut ksft_target "$what"; then

@@ -107,7 +107,7 @@ fi
 # The mirror: every file the series adds, nothing else.
 mapfile -t added < <(mirror_added "$LINUX" "$BRANCH")
 for f in $(mirror_tracked); do
-	grep -qxF "$f" <<<"$(printf '%s\n' "${added[@]}")" || { rm -f "$TOP/$f"; echo "mirror: removed $f"; }
+	[[ " ${added[*]-} " == *" $f "* ]] || { rm -f "$TOP/$f"; echo "mirror: removed $f"; }
 done
 for f in ${added[@]+"${added[@]}"}; do
 	mkdir -p "$TOP/$(dirname "$f")"

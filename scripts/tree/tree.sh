@@ -128,16 +128,17 @@ record_base_info() {
 # and the lines' own folders stay. Worktrees hold absolute paths: git
 # worktree repair rewrites them.
 migrate_build() {
-	local e name v wt=()
+	local e name v lines wt=()
 	[ -d "$BUILD_ROOT/linux/.git" ] && [ ! -e "$LINUX" ] && [ "$BUILD" = "$BUILD_ROOT/$LINE" ] || return 0
 	v=$(make -s -C "$BUILD_ROOT/linux" kernelversion 2>/dev/null) && line_takes "$LINE" "$v" || return 0
 	say "moving build/'s trees and builds of Linux $v into ${BUILD#"$TOP"/}/ (once: build/ has a folder per line now)"
 	mkdir -p "$BUILD"
+	lines=" $(line_names | paste -sd' ') "
 	for e in "$BUILD_ROOT"/* "$BUILD_ROOT"/.[!.]*; do
 		[ -e "$e" ] || [ -L "$e" ] || continue
 		name=${e##*/}
 		case $name in apt|qemu-plugin) continue ;; esac
-		! grep -qxF "$name" <<<"$(line_names)" || continue
+		[[ $lines != *" $name "* ]] || continue
 		if [ -d "$BUILD/$name" ] && [ -d "$e" ] && [ ! -L "$e" ]; then
 			# build/LINE/logs (made by this run): the old files join it.
 			mv -n "$e"/* "$BUILD/$name/" 2>/dev/null || true
