@@ -16,15 +16,16 @@ cpus_ok "$GUEST_ONLINE" || die "ONLINE=$ONLINE: want a number of vCPUs from 1 to
 # state of CPUs that were not online when it was set up, and bring one up.
 GUEST_POSSIBLE=$((GUEST_ONLINE + 2 > 255 ? 255 : GUEST_ONLINE + 2))
 
-# What a kernel log must never contain during our runs. AE_AML_LOOP_TIMEOUT:
-# an ACPI method (_PRT) ran out of time at boot on a starved host, leaving
-# the guest's virtio disk without an interrupt: it then idles until its
+# What a kernel log must never contain during our runs; STALL_LOG is the
+# part of it that says the kernel is stuck (scripts/guest/vm stops the
+# guest STALL_GRACE seconds after it appears). AE_AML_LOOP_TIMEOUT: an
+# ACPI method (_PRT) ran out of time at boot on a starved host, leaving the
+# guest's virtio disk without an interrupt: it then idles until its
 # timeout instead of failing.
-BAD_LOG='Kernel panic|Oops|BUG:|WARNING:|Bad rss-counter state|general protection fault|KCSAN:|KASAN:|UBSAN:|ODEBUG:|INFO: task .* blocked|rcu: INFO:|self-detected stall|AE_AML_LOOP_TIMEOUT'
-# The part of it that says the kernel is stuck (scripts/guest/vm stops the
-# guest STALL_GRACE seconds after it appears); "soft lockup" says so
-# after "BUG:".
-STALL_LOG='INFO: task .* blocked|rcu: INFO:|self-detected stall|soft lockup|AE_AML_LOOP_TIMEOUT'
+STUCK_LOG='INFO: task .* blocked|rcu: INFO:|self-detected stall|AE_AML_LOOP_TIMEOUT'
+BAD_LOG="Kernel panic|Oops|BUG:|WARNING:|Bad rss-counter state|general protection fault|KCSAN:|KASAN:|UBSAN:|ODEBUG:|$STUCK_LOG"
+# "soft lockup" says so after "BUG:", which BAD_LOG already has.
+STALL_LOG="$STUCK_LOG|soft lockup"
 STALL_GRACE=30
 
 # Print the first bad report of log $1 and return 0 when it has one.
