@@ -63,7 +63,7 @@ endif
 export LINE KSRC ONLINE
 
 .PHONY: help deps tree apply export kernel test-kernels kunit kunit-uml kunit-x86_64 kunit-i386 \
-	selftest check check-series check-full check-kcsan mutate bench insn-profile irqsoff lint clean distclean
+	selftest check check-series check-full check-kcsan mutate bench insn-profile irqsoff text-size lint clean distclean
 
 help:
 	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
@@ -148,6 +148,10 @@ insn-profile:
 irqsoff:
 	@$(S)/bench/irqsoff.sh $(if $(CELLS),--cells "$(CELLS)") $(if $(ITERS),--reads "$(ITERS)") \
 		$(if $(BENCH_OUT),--out "$(BENCH_OUT)")
+
+## text-size     kernel text each kernel adds to the reference (bloat-o-meter -t on the bench kernels' vmlinux) into results/LINE/text-size.md [KERNELS="NAME ...": default, the candidates] [BENCH_OUT=DIR]
+text-size:
+	@$(S)/bench/text-size.sh $(if $(BENCH_OUT),--out "$(BENCH_OUT)") $(KERNELS)
 
 ## lint          shellcheck the scripts
 lint:

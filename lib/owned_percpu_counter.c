@@ -157,47 +157,33 @@ static inline void owned_fold_unlock(struct percpu_counter *fbc, unsigned long f
 #endif
 }
 
-/**
- * owned_percpu_counters_upgrade() - switch a set to per-CPU mode
- * @oc: the set
- * @nr: number of counters in use in the set, at most
- *	%OWNED_PERCPU_COUNTERS_MAX; the others must not be used once the set
- *	is upgraded
- * @gfp: allocation flags, for the per-CPU deltas
- *
- * Only the owner may upgrade, in task context: anyone else could fold the
- * owner's word while the owner is in the middle of an add, and is refused.
- * Shared adds and readers may run concurrently: no update is lost.
- * Upgrading an upgraded set does nothing. May sleep if @gfp allows it.
- *
- * Return: 0; the error of the allocation, and the counters are then still
- * lazy, exact and own nothing; or -EINVAL if the caller is not the owner.
+/*
+ * Is @oc ready for an upgrade by the caller? 0 if so, 1 if it is upgraded
+ * already, or -EINVAL.
  */
-int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
-				  unsigned int nr, gfp_t gfp)
+static int owned_percpu_counters_may_upgrade(struct owned_percpu_counters *oc,
+					     unsigned int nr)
 {
-	unsigned long flags;
-	unsigned int i;
-	int err;
-
-	might_alloc(gfp);
 	if (owned_percpu_counters_is_percpu(oc))
-		return 0;
+		return 1;
 	if (WARN_ON_ONCE(!nr || nr > OWNED_PERCPU_COUNTERS_MAX))
 		return -EINVAL;
 	if (!owned_percpu_counters_as_owner(oc))
 		return -EINVAL;
+	return 0;
+}
 
-	/*
-	 * Everything a per-CPU add needs is in place before any counter is
-	 * published, the hotplug list included: no CPU can hold a delta
-	 * for a counter that a dying CPU's fold would miss.
-	 */
-	err = owned_percpu_counters_init_percpu(oc, nr, gfp);
-	if (err)
-		return err;
+/*
+ * Switch the first @nr counters of @oc, whose percpu_counters are set up
+ * but not yet published, to per-CPU mode. The caller is the owner.
+ */
+static void owned_percpu_counters_publish(struct owned_percpu_counters *oc,
+					  unsigned int nr)
+{
+	unsigned long flags;
+	unsigned int i;
+
 	oc->nr_percpu = nr;
-
 	for (i = 0; i < nr; i++) {
 		struct percpu_counter *fbc = &oc->percpu[i];
 		long snap, shared;
@@ -236,19 +222,133 @@ int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
 	 * owner's adds are ordinary percpu_counter adds from now on.
 	 */
 	smp_store_release(&oc->owner, __OWNED_PERCPU_SHARED);
+}
+
+/**
+ * owned_percpu_counters_upgrade() - switch a set to per-CPU mode
+ * @oc: the set
+ * @nr: number of counters in use in the set, at most
+ *	%OWNED_PERCPU_COUNTERS_MAX; the others must not be used once the set
+ *	is upgraded
+ * @gfp: allocation flags, for the per-CPU deltas
+ *
+ * Only the owner may upgrade, in task context: anyone else could fold the
+ * owner's word while the owner is in the middle of an add, and is refused.
+ * Shared adds and readers may run concurrently: no update is lost.
+ * Upgrading an upgraded set does nothing. May sleep if @gfp allows it.
+ *
+ * Return: 0; the error of the allocation, and the counters are then still
+ * lazy, exact and own nothing; or -EINVAL if the caller is not the owner.
+ */
+int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
+				  unsigned int nr, gfp_t gfp)
+{
+	int err;
+
+	might_alloc(gfp);
+	err = owned_percpu_counters_may_upgrade(oc, nr);
+	if (err)
+		return err < 0 ? err : 0;
+
+	/*
+	 * Everything a per-CPU add needs is in place before any counter is
+	 * published, the hotplug list included: no CPU can hold a delta
+	 * for a counter that a dying CPU's fold would miss.
+	 */
+	err = owned_percpu_counters_init_percpu(oc, nr, gfp);
+	if (err)
+		return err;
+	oc->storage = false;
+	owned_percpu_counters_publish(oc, nr);
 	return 0;
+}
+
+/**
+ * owned_percpu_counters_upgrade_storage() - switch a set to per-CPU mode on given deltas
+ * @oc: the set
+ * @nr: number of counters in use in the set, as for
+ *	owned_percpu_counters_upgrade()
+ * @deltas: per-CPU deltas for the @nr counters, the one of counter i at
+ *	@deltas + i, zero on every possible CPU; not %NULL, even on !SMP,
+ *	where they are not used
+ *
+ * owned_percpu_counters_upgrade() without the allocation: the counters use
+ * the caller's @deltas (see __percpu_counter_init_many_storage()) until
+ * owned_percpu_counters_release() gives them back, zero again. The same
+ * rules, but it cannot fail for the owner, and it allocates nothing; it
+ * takes a spinlock_t (the percpu_counters' hotplug list).
+ *
+ * Return: 0; -EEXIST if the set is upgraded already, and @deltas is not
+ * used; or -EINVAL if the caller is not the owner, or @deltas is %NULL.
+ */
+int owned_percpu_counters_upgrade_storage(struct owned_percpu_counters *oc,
+					  unsigned int nr, s32 __percpu *deltas)
+{
+	int err = owned_percpu_counters_may_upgrade(oc, nr);
+
+	if (err)
+		return err < 0 ? err : -EEXIST;
+	if (WARN_ON_ONCE(!deltas))
+		return -EINVAL;
+	/* As in owned_percpu_counters_upgrade(): all set up, then published. */
+	percpu_counter_init_many_storage(oc->percpu, 0, deltas, nr);
+	oc->storage = true;
+	owned_percpu_counters_publish(oc, nr);
+	return 0;
+}
+
+/**
+ * owned_percpu_counters_release() - exact values of a set, and its end
+ * @oc: the set
+ * @nr: number of counters to sum, from the first, as for
+ *	owned_percpu_counters_sum_many()
+ * @sums: one value per counter is stored here
+ *
+ * owned_percpu_counters_sum_many() and owned_percpu_counters_destroy() in
+ * one, for a set that no one adds to any more. The deltas given to
+ * owned_percpu_counters_upgrade_storage() are left zero on every possible
+ * CPU, ready for another set, in the one walk that sums them, over the
+ * CPUs that may hold deltas (percpu_counter_release_many()); deltas the
+ * upgrade allocated are freed. The set needs owned_percpu_counters_init()
+ * before any new use; until then, releasing it again gives the same
+ * values. Called where percpu_counter_destroy() may be.
+ */
+void owned_percpu_counters_release(struct owned_percpu_counters *oc,
+				   unsigned int nr, s64 *sums)
+{
+	s64 all[OWNED_PERCPU_COUNTERS_MAX];
+	unsigned int i;
+
+	if (!owned_percpu_counters_is_percpu(oc) || !oc->storage) {
+		owned_percpu_counters_sum_many(oc, nr, sums);
+		owned_percpu_counters_destroy(oc);
+		return;
+	}
+	/* Released whatever @nr is: a set on no list owns nothing. */
+	percpu_counter_release_many(oc->percpu, oc->nr_percpu, all);
+	WARN_ON_ONCE(!nr || nr > oc->nr_percpu);
+	for (i = 0; i < nr && i < OWNED_PERCPU_COUNTERS_MAX; i++)
+		sums[i] = i < oc->nr_percpu ? all[i] : 0;
 }
 
 /**
  * owned_percpu_counters_destroy() - free the per-CPU side of a set
  * @oc: the set
  *
- * Takes upgraded counters off the CPU hotplug list and frees their deltas;
- * lazy counters own nothing. Process context; the set must no longer be
- * in use, and needs owned_percpu_counters_init() before any new use.
+ * Takes upgraded counters off the CPU hotplug list and frees their deltas,
+ * or leaves them zero if they were given to
+ * owned_percpu_counters_upgrade_storage(); lazy counters own nothing.
+ * Process context; the set must no longer be in use, and needs
+ * owned_percpu_counters_init() before any new use.
  */
 void owned_percpu_counters_destroy(struct owned_percpu_counters *oc)
 {
-	if (owned_percpu_counters_is_percpu(oc))
+	s64 sums[OWNED_PERCPU_COUNTERS_MAX];
+
+	if (!owned_percpu_counters_is_percpu(oc))
+		return;
+	if (oc->storage)
+		percpu_counter_release_many(oc->percpu, oc->nr_percpu, sums);
+	else
 		percpu_counter_destroy_many(oc->percpu, oc->nr_percpu);
 }

@@ -35,6 +35,8 @@ struct task_struct;
  * @owner: the task that may add without atomics while the set is lazy, or
  *	%NULL if none may; %__OWNED_PERCPU_SHARED once the set is upgraded.
  * @nr_percpu: the number of percpu_counters the upgrade set up.
+ * @storage: their per-CPU deltas are the caller's, given to
+ *	owned_percpu_counters_upgrade_storage(); not freed at the end.
  * @owner_adds: the owner's adds while lazy; written by the owner only.
  * @shared_adds: everyone else's adds while lazy, atomically, as twice the
  *	value; bit 0 is set when the counter is upgraded.
@@ -54,6 +56,7 @@ struct task_struct;
 struct owned_percpu_counters {
 	struct task_struct *owner;
 	unsigned int nr_percpu;
+	bool storage;
 	long owner_adds[OWNED_PERCPU_COUNTERS_MAX];
 	atomic_long_t shared_adds[OWNED_PERCPU_COUNTERS_MAX] ____cacheline_aligned_in_smp;
 	struct percpu_counter percpu[OWNED_PERCPU_COUNTERS_MAX];
@@ -214,8 +217,9 @@ static inline s64 owned_percpu_counter_read(struct owned_percpu_counters *oc,
  * Any context. For the owner, and for a set no one else uses, true means
  * that all counters are percpu_counters.
  *
- * Return: true once owned_percpu_counters_upgrade() has switched the first
- * counter of the set to per-CPU mode.
+ * Return: true once owned_percpu_counters_upgrade() or
+ * owned_percpu_counters_upgrade_storage() has switched the first counter of
+ * the set to per-CPU mode.
  */
 static inline bool owned_percpu_counters_is_percpu(const struct owned_percpu_counters *oc)
 {
@@ -256,6 +260,10 @@ static __always_inline void owned_percpu_counters_sum_many(struct owned_percpu_c
 
 int owned_percpu_counters_upgrade(struct owned_percpu_counters *oc,
 				  unsigned int nr, gfp_t gfp);
+int owned_percpu_counters_upgrade_storage(struct owned_percpu_counters *oc,
+					  unsigned int nr, s32 __percpu *deltas);
+void owned_percpu_counters_release(struct owned_percpu_counters *oc,
+				   unsigned int nr, s64 *sums);
 void owned_percpu_counters_destroy(struct owned_percpu_counters *oc);
 
 #if IS_ENABLED(CONFIG_KUNIT)

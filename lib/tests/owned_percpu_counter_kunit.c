@@ -10,6 +10,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/owned_percpu_counter.h>
@@ -156,6 +157,7 @@ static void owned_adds_are_exact_test(struct kunit *test)
 	struct owned_set *s = new_set(test);
 	const long big = LONG_MAX / 4 + 1;
 	const s64 expect[NR] = { 92, -3, 0 };
+	s64 sums[NR];
 	int n;
 
 	owned_percpu_counter_add(&s->oc, 0, 5);
@@ -172,6 +174,10 @@ static void owned_adds_are_exact_test(struct kunit *test)
 	}
 	expect_sums(test, s, expect);
 	expect_lazy(test, s, current);
+	/* A lazy set's release is its sum. */
+	owned_percpu_counters_release(&s->oc, NR, sums);
+	for (n = 0; n < NR; n++)
+		KUNIT_EXPECT_EQ(test, sums[n], expect[n]);
 }
 
 /*
@@ -199,7 +205,8 @@ static void owned_owner_can_change_test(struct kunit *test)
 /*
  * The upgrade keeps every value and makes the set per-CPU, with no owner:
  * adds of both kinds then go to the percpu_counters. Upgrading again does
- * nothing, and destroying takes the counters off the hotplug list.
+ * nothing, and release gives the values and takes the counters off the
+ * hotplug list.
  */
 static int fail_init(struct owned_percpu_counters *oc, unsigned int nr, gfp_t gfp)
 {
@@ -209,7 +216,7 @@ static int fail_init(struct owned_percpu_counters *oc, unsigned int nr, gfp_t gf
 static void owned_upgrade_keeps_values_test(struct kunit *test)
 {
 	struct owned_set *s = new_set(test);
-	s64 expect[NR];
+	s64 expect[NR], sums[NR];
 	long owner[NR];
 	int i, n;
 
@@ -241,10 +248,12 @@ static void owned_upgrade_keeps_values_test(struct kunit *test)
 	kunit_deactivate_static_stub(test, owned_percpu_counters_init_percpu);
 	expect_sums(test, s, expect);
 
-	/* Destroyed, the set owns nothing (and the kernel log tells). */
-	owned_percpu_counters_destroy(&s->oc);
-	for (i = 0; i < NR; i++)
+	/* Released, the set owns nothing (and the kernel log tells). */
+	owned_percpu_counters_release(&s->oc, NR, sums);
+	for (i = 0; i < NR; i++) {
+		KUNIT_EXPECT_EQ(test, sums[i], expect[i]);
 		KUNIT_EXPECT_FALSE(test, on_hotplug_list(&s->oc.percpu[i]));
+	}
 	owned_percpu_counters_init(&s->oc, current);
 }
 
@@ -277,6 +286,151 @@ static void owned_upgrade_failure_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade(&s->oc, NR, GFP_KERNEL), 0);
 	expect_percpu(test, s);
 	expect_sums(test, s, expect);
+}
+
+/* Per-CPU deltas that a test gives to counters; freed when the case ends. */
+struct deltas {
+	s32 __percpu *d;
+};
+
+static void free_deltas(void *d)
+{
+	free_percpu(((struct deltas *)d)->d);
+}
+
+/*
+ * @n zeroed deltas. Make them before the counters that use them: the
+ * case's cleanups run in reverse, and a counter may still zero its deltas.
+ */
+static s32 __percpu *new_deltas(struct kunit *test, unsigned int n)
+{
+	struct deltas *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->d = __alloc_percpu(n * sizeof(s32), SMP_CACHE_BYTES);
+	if (!d->d)
+		KUNIT_FAIL_AND_ABORT(test, "no per-CPU memory for %u deltas", n);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_deltas, d), 0);
+	return d->d;
+}
+
+/* The number of @n deltas from @d that are not @val, over every possible CPU. */
+static unsigned int deltas_not(s32 __percpu *d, unsigned int n, s32 val)
+{
+	unsigned int cpu, i, bad = 0;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < n; i++)
+			bad += per_cpu_ptr(d, cpu)[i] != val;
+	return bad;
+}
+
+static void add_on_each_cpu(void *s)
+{
+	int i;
+
+	for (i = 0; i < NR; i++)
+		owned_percpu_counter_add(&((struct owned_set *)s)->oc, i, i + 1);
+}
+
+/*
+ * A set upgraded on deltas it is given keeps its values and uses those
+ * deltas; a second upgrade is refused and does not take others. Release
+ * gives the exact values with deltas held on every online CPU, again if
+ * repeated, takes the counters off the hotplug list and leaves the deltas
+ * zero on every possible CPU, the rest of their allocation untouched: the
+ * next set upgraded on them starts from its own values. Destroy does the
+ * same without the values.
+ */
+static void owned_storage_is_returned_zero_test(struct kunit *test)
+{
+	s32 __percpu *all = new_deltas(test, NR + 2), *deltas = all + 1;
+	struct owned_set *s = new_set(test);
+	s64 expect[NR], sums[NR], again[NR];
+	unsigned int cpu;
+	int i, round;
+
+	for_each_possible_cpu(cpu) {
+		per_cpu_ptr(all, cpu)[0] = -1;
+		per_cpu_ptr(all, cpu)[NR + 1] = -1;
+	}
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < NR; i++) {
+			owned_percpu_counter_add(&s->oc, i, 10 * (i + 1) + round);
+			owned_percpu_counter_add_shared(&s->oc, i, -(i + 1));
+			expect[i] = 9 * (i + 1) + round;
+		}
+		KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade_storage(&s->oc, NR, deltas), 0);
+		expect_percpu(test, s);
+#ifdef CONFIG_SMP
+		for (i = 0; i < NR; i++)
+			KUNIT_EXPECT_TRUE(test, s->oc.percpu[i].counters == deltas + i);
+#endif
+		KUNIT_EXPECT_EQ(test, owned_percpu_counters_upgrade_storage(&s->oc, NR, all),
+				-EEXIST);
+		expect_sums(test, s, expect);
+
+		on_each_cpu(add_on_each_cpu, s, 1);
+		for (i = 0; i < NR; i++) {
+			owned_percpu_counter_add(&s->oc, i, -2 * batch());
+			expect[i] += (s64)(i + 1) * num_online_cpus() - 2 * batch();
+		}
+		expect_sums(test, s, expect);
+
+		if (round) {
+			owned_percpu_counters_destroy(&s->oc);
+		} else {
+			owned_percpu_counters_release(&s->oc, NR, sums);
+			owned_percpu_counters_release(&s->oc, NR, again);
+			for (i = 0; i < NR; i++) {
+				KUNIT_EXPECT_EQ_MSG(test, sums[i], expect[i], "counter %d", i);
+				KUNIT_EXPECT_EQ_MSG(test, again[i], expect[i], "counter %d", i);
+			}
+		}
+		for (i = 0; i < NR; i++) {
+#ifdef CONFIG_SMP
+			KUNIT_EXPECT_TRUE(test, !s->oc.percpu[i].counters);
+#endif
+			KUNIT_EXPECT_FALSE(test, on_hotplug_list(&s->oc.percpu[i]));
+		}
+		KUNIT_EXPECT_EQ_MSG(test, deltas_not(deltas, NR, 0), 0, "round %d", round);
+		KUNIT_EXPECT_EQ(test, deltas_not(all, 1, -1), 0);
+		KUNIT_EXPECT_EQ(test, deltas_not(deltas + NR, 1, -1), 0);
+		owned_percpu_counters_init(&s->oc, current);
+	}
+}
+
+/*
+ * Counters on given deltas, more of them than lockdep has subclasses for
+ * (released in groups): each keeps its own value, and the deltas are zero
+ * when they end.
+ */
+#define MANY	(MAX_LOCKDEP_SUBCLASSES + 2)
+
+static void add_many_on_each_cpu(void *fbc)
+{
+	int i;
+
+	for (i = 0; i < MANY; i++)
+		percpu_counter_add((struct percpu_counter *)fbc + i, i + 1);
+}
+
+static void percpu_counter_storage_many_test(struct kunit *test)
+{
+	s32 __percpu *deltas = new_deltas(test, MANY);
+	struct percpu_counter *fbc = kunit_kcalloc(test, MANY, sizeof(*fbc), GFP_KERNEL);
+	s64 sums[MANY];
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, fbc);
+	/* Nothing may abort the case until the counters end. */
+	percpu_counter_init_many_storage(fbc, 7, deltas, MANY);
+	on_each_cpu(add_many_on_each_cpu, fbc, 1);
+	percpu_counter_release_many(fbc, MANY, sums);
+	for (i = 0; i < MANY; i++)
+		KUNIT_EXPECT_EQ_MSG(test, sums[i], 7 + (s64)(i + 1) * num_online_cpus(),
+				    "counter %d", i);
+	KUNIT_EXPECT_EQ(test, deltas_not(deltas, MANY, 0), 0);
 }
 
 /* Runs @fn(@arg) in a kthread and waits for it: "anyone else". */
@@ -884,6 +1038,79 @@ static void owned_hotplug_folds_deltas_test(struct kunit *test)
 #endif
 }
 
+#ifdef CONFIG_HOTPLUG_CPU
+/* A set to release from a CPU hotplug teardown callback, for @cpu. */
+static struct owned_set *release_set;
+static unsigned int release_cpu;
+static s64 release_sums[NR];
+
+static int release_on_teardown(unsigned int cpu)
+{
+	if (cpu == release_cpu && release_set)
+		owned_percpu_counters_release(&release_set->oc, NR, release_sums);
+	return 0;
+}
+
+static void remove_release_state(void *state)
+{
+	release_set = NULL;
+	cpuhp_remove_state_nocalls((uintptr_t)state);
+}
+#endif
+
+/*
+ * Counters on given deltas are on the hotplug list from the upgrade: a CPU
+ * that goes offline with a delta has it folded and zeroed. Release walks
+ * the CPUs that may hold deltas: one that came back up after that (and
+ * holds one again), and one that is dead but not yet through the fold,
+ * here released from a teardown callback that runs between the two. It
+ * still gives the exact values and leaves every delta zero.
+ */
+static void owned_storage_hotplug_test(struct kunit *test)
+{
+#ifdef CONFIG_HOTPLUG_CPU
+	s32 __percpu *deltas = new_deltas(test, NR);
+	struct owned_set *s = new_set(test);
+	s64 small = percpu_counter_batch / 2, sums[NR];
+	unsigned int cpu = pick_hotplug_cpu();
+	int state;
+
+	if (cpu >= nr_cpu_ids)
+		kunit_skip(test, "no hot-pluggable CPU besides the current one");
+	KUNIT_ASSERT_EQ(test, restore_cpu_at_end(test, cpu), 0);
+	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade_storage(&s->oc, NR, deltas), 0);
+	add_on_cpu(test, s, 1, cpu, small);
+	KUNIT_EXPECT_EQ(test, per_cpu_ptr(deltas, cpu)[1], small);
+	KUNIT_ASSERT_EQ(test, remove_cpu(cpu), 0);
+	KUNIT_EXPECT_EQ(test, per_cpu_ptr(deltas, cpu)[1], 0);
+	owned_percpu_counters_release(&s->oc, NR, sums);
+	KUNIT_EXPECT_EQ(test, sums[1], small);
+	KUNIT_EXPECT_EQ(test, deltas_not(deltas, NR, 0), 0);
+	owned_percpu_counters_init(&s->oc, current);
+	KUNIT_ASSERT_EQ(test, add_cpu(cpu), 0);
+
+	/* BP_PREPARE_DYN states are torn down before the fold (CPUHP_PERCPU_CNT_DEAD). */
+	state = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "test/owned_pcpu:release",
+					  NULL, release_on_teardown);
+	KUNIT_ASSERT_GT(test, state, 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, remove_release_state,
+							(void *)(uintptr_t)state), 0);
+	KUNIT_ASSERT_EQ(test, owned_percpu_counters_upgrade_storage(&s->oc, NR, deltas), 0);
+	add_on_cpu(test, s, 2, cpu, -small);
+	memset(release_sums, 0, sizeof(release_sums));
+	release_cpu = cpu;
+	release_set = s;
+	KUNIT_ASSERT_EQ(test, remove_cpu(cpu), 0);
+	KUNIT_EXPECT_FALSE(test, on_hotplug_list(&s->oc.percpu[2]));
+	KUNIT_EXPECT_EQ(test, release_sums[2], -small);
+	KUNIT_EXPECT_EQ(test, deltas_not(deltas, NR, 0), 0);
+	owned_percpu_counters_init(&s->oc, current);
+	KUNIT_ASSERT_EQ(test, add_cpu(cpu), 0);
+#else
+	kunit_skip(test, "no CPU hotplug in this kernel");
+#endif
+}
+
 static struct kunit_case owned_percpu_counter_cases[] = {
 	KUNIT_CASE(owned_zero_is_valid_test),
 	KUNIT_CASE(owned_adds_are_exact_test),
@@ -895,6 +1122,9 @@ static struct kunit_case owned_percpu_counter_cases[] = {
 	KUNIT_CASE(owned_sum_waits_for_a_delta_in_flight_test),
 	KUNIT_CASE_SLOW(owned_upgrade_race_test),
 	KUNIT_CASE(owned_hotplug_folds_deltas_test),
+	KUNIT_CASE(owned_storage_is_returned_zero_test),
+	KUNIT_CASE(percpu_counter_storage_many_test),
+	KUNIT_CASE(owned_storage_hotplug_test),
 	{}
 };
 

@@ -742,6 +742,231 @@ TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
 }
 
 /*
+ * The per-CPU memory of a threaded process's mm is charged to the memory
+ * cgroup of the task that makes it, and uncharged when the mm goes: with
+ * lazy rss_stat, the process that starts the thread, at that moment;
+ * otherwise, at fork. Run MEMCG_PROCS such processes in one cgroup, then,
+ * after they have exited, in a second: each time only the cgroup that runs
+ * them has their rss_stat in memory.stat's percpu, exactly once each, and
+ * each gives all of it back. That is 16 bytes per possible CPU and the
+ * allocator's record of the cgroup, a pointer per 4 bytes. The stat is
+ * flushed every 2 s or when enough has changed in the cgroup read: poll,
+ * and watch the other cgroup for two periods.
+ *
+ * Allocations from the per-CPU allocator's first chunk are never charged
+ * (it has no room for the cgroup records), and in a small guest it has room
+ * for a hundred mms: fill it first, with threaded processes of the root
+ * cgroup, until percpu_stats (CONFIG_PERCPU_STATS) shows no room for an
+ * rss_stat, and check that it stays so.
+ */
+#define CGROUP_FS	"/sys/fs/cgroup"
+#define PERCPU_STATS	DEBUGFS "/percpu_stats"
+#define FIRST_CHUNK	"<- First Chunk"
+#define MEMCG_PROCS	64
+#define MEMCG_FLUSH_MS	2000
+#define FILL_STEP	25
+#define FILL_MAX	2000
+
+/* cgroup v2 with the memory controller for the root's children, or a reason. */
+static const char *memcg_ready(void)
+{
+	if (read_text("/proc/cmdline", buf, sizeof(buf)) >= 0 &&
+	    strstr(buf, "cgroup.memory=nokmem"))
+		return "kernel memory accounting is off (cgroup.memory=nokmem)";
+	if (access(CGROUP_FS "/cgroup.controllers", F_OK)) {
+		/* Not on v2 here: a mount of our own, in a namespace of our own. */
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("none", CGROUP_FS, "cgroup2", 0, NULL))
+			return "cannot mount cgroup v2";
+	}
+	if (read_text(CGROUP_FS "/cgroup.controllers", buf, sizeof(buf)) < 0 ||
+	    !strstr(buf, "memory") ||
+	    write_text(CGROUP_FS "/cgroup.subtree_control", "+memory"))
+		return "no cgroup v2 memory controller";
+	return NULL;
+}
+
+/* The number after the first @key (then blanks and a colon) after @after in @path, or -1. */
+static long text_number(const char *path, const char *after, const char *key)
+{
+	char *p;
+
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = after ? strstr(buf, after) : buf;
+	p = p ? strstr(p, key) : NULL;
+	if (!p)
+		return -1;
+	for (p += strlen(key); *p == ' ' || *p == ':'; p++)
+		;
+	return *p >= '0' && *p <= '9' ? strtol(p, NULL, 10) : -1;
+}
+
+/* The "percpu" of @cg's memory.stat, in bytes, or -1. */
+static long memcg_percpu(const char *cg)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	return text_number(path, NULL, "\npercpu ");
+}
+
+/* The largest free area of the first chunk, in bytes per CPU, or -1. */
+static long first_chunk_room(void)
+{
+	return text_number(PERCPU_STATS, FIRST_CHUNK, "contig_bytes");
+}
+
+/* Poll @cg's percpu until it is @want, for up to two flush periods; the last value. */
+static long memcg_percpu_until(const char *cg, long want)
+{
+	long v = -1;
+	int ms;
+
+	for (ms = 0; ms <= timeout_s(2 * MEMCG_FLUSH_MS / 1000) * 1000; ms += 100) {
+		v = memcg_percpu(cg);
+		if (v < 0 || v == want)
+			break;
+		usleep(100000);
+	}
+	return v;
+}
+
+/* Watch @cg's percpu for two flush periods; the first value that is not @want, or @want. */
+static long memcg_percpu_stays(const char *cg, long want)
+{
+	long v = want;
+	int ms;
+
+	for (ms = 0; v == want && ms <= 2 * MEMCG_FLUSH_MS + 500; ms += 250) {
+		v = memcg_percpu(cg);
+		usleep(250000);
+	}
+	return v;
+}
+
+/*
+ * A process that moves into @cg and forks @n children. Each starts a
+ * thread, joins it, says so and waits for EOF on pipe @hold. Returns once
+ * they all have said so, or -1 if one cannot.
+ */
+static pid_t threaded_procs_in(const char *cg, int n, int *hold)
+{
+	char path[128], c;
+	int i, status, bad = 0, ready[2];
+	pid_t pid;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid) {
+		close(ready[1]);
+		/* EOF, if the process or a child ends early. */
+		for (i = 0; pid > 0 && i < n && read(ready[0], &c, 1) == 1; i++)
+			;
+		close(ready[0]);
+		return i == n ? pid : -1;
+	}
+	close(ready[0]);
+	close(hold[1]);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	if (write_text(path, "0"))
+		_exit(10);
+	for (i = 0; i < n; i++) {
+		pid = fork();
+		if (pid < 0)
+			_exit(11);
+		if (!pid) {
+			struct pollfd p = { .fd = hold[0], .events = POLLIN };
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, nop_thread, NULL) ||
+			    pthread_join(t, NULL) || write(ready[1], "", 1) != 1)
+				_exit(12);
+			close(ready[1]);
+			_exit(poll(&p, 1, -1) != 1);
+		}
+	}
+	close(ready[1]);
+	while (wait(&status) > 0)
+		bad |= !WIFEXITED(status) || WEXITSTATUS(status);
+	_exit(bad);
+}
+
+/* End what threaded_procs_in() started with @hold; 0 if all went well. */
+static int end_procs(pid_t *pids, int n, int *hold)
+{
+	int i, status, bad = 0;
+
+	close(hold[1]);
+	close(hold[0]);
+	for (i = 0; i < n; i++)
+		bad |= waitpid(pids[i], &status, 0) != pids[i] ||
+		       !WIFEXITED(status) || WEXITSTATUS(status);
+	return bad;
+}
+
+TEST_F_TIMEOUT(rss_stat, threaded_processes_charge_percpu_to_their_cgroup, timeout_s(90))
+{
+	const char *cg[2] = { CGROUP_FS "/rss_stat_a", CGROUP_FS "/rss_stat_b" };
+	long share = MEMCG_PROCS * (RSS_STAT_BYTES * (long)self->ncpus +
+				    RSS_STAT_BYTES / 4 * (long)sizeof(void *));
+	long before[2], room;
+	int i, n, round, fill_hold[2];
+	pid_t fillers[FILL_MAX / FILL_STEP];
+	const char *why = memcg_ready();
+
+	if (why)
+		SKIP(return, "%s", why);
+	if (first_chunk_room() < 0)
+		SKIP(return, "no " PERCPU_STATS " (CONFIG_PERCPU_STATS)");
+	ASSERT_EQ(0, pipe(fill_hold));
+	for (n = 0; n < FILL_MAX / FILL_STEP && first_chunk_room() >= RSS_STAT_BYTES; n++) {
+		fillers[n] = threaded_procs_in(CGROUP_FS, FILL_STEP, fill_hold);
+		ASSERT_LT(0, fillers[n]);
+	}
+	room = first_chunk_room();
+	TH_LOG("first per-CPU chunk: room for %ld bytes after %d threaded processes", room,
+	       n * FILL_STEP);
+	ASSERT_LE(0, room);
+	ASSERT_GT(RSS_STAT_BYTES, room);
+
+	for (i = 0; i < 2; i++) {
+		rmdir(cg[i]);
+		ASSERT_EQ(0, mkdir(cg[i], 0755));
+		before[i] = memcg_percpu(cg[i]);
+		ASSERT_LE(0, before[i]);
+	}
+	for (round = 0; round < 2; round++) {
+		const char *in = cg[round], *out = cg[!round];
+		long in_now, out_now;
+		int hold[2];
+		pid_t pid;
+
+		ASSERT_EQ(0, pipe(hold));
+		pid = threaded_procs_in(in, MEMCG_PROCS, hold);
+		ASSERT_LT(0, pid);
+		in_now = memcg_percpu_until(in, before[round] + share);
+		out_now = memcg_percpu_stays(out, before[!round]);
+		TH_LOG("%d threaded processes in %s: percpu %+ld bytes (rss_stat: %ld), %+ld in %s",
+		       MEMCG_PROCS, in, in_now - before[round], share,
+		       out_now - before[!round], out);
+		EXPECT_EQ(before[round] + share, in_now);
+		EXPECT_EQ(before[!round], out_now);
+		EXPECT_GT(RSS_STAT_BYTES, first_chunk_room());
+
+		EXPECT_EQ(0, end_procs(&pid, 1, hold));
+		visit_cpus();
+		in_now = memcg_percpu_until(in, before[round]);
+		TH_LOG("after they exited: %+ld bytes", in_now - before[round]);
+		EXPECT_EQ(before[round], in_now);
+	}
+	EXPECT_EQ(0, end_procs(fillers, n, fill_hold));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, rmdir(cg[i]));
+}
+
+/*
  * Map every page of our file mappings but the memfd's: code that runs for
  * the first time then adds nothing between two reads of the counters (in a
  * guest whose root is tmpfs, the program and its libraries are shmem).
