@@ -56,9 +56,8 @@ cell_ok "$cell" || die "--cell '$cell' is not ONLINE/POSSIBLE vCPUs with 1 <= ON
 { [[ $iters =~ ^[1-9][0-9]*$ ]] && [ "$iters" -ge 5 ]; } || die "--iters '$iters': want a number >= 5"
 # The operations per kernel and the guest command of WORKLOAD's runs.
 IFS=$'\t' read -r ops run_cmd <<<"$(bench_plan insn --iters "$iters" "$w")" && [ -n "$run_cmd" ] || exit "$EXIT_ERROR"
-all=$(kernel_names | paste -sd' ')
 for k in "$a" "$b"; do
-	[[ " $all " == *" $k "* ]] || die "kernel '$k' is not one of: $all (./kernels)"
+	kernel_field "$k" role >/dev/null	# dies on a kernel the registry lacks
 done
 [ "$a" != "$b" ] || die "two different kernels, please"
 [ "$before_set" = 1 ] || before=$(bench_plan before "$w")

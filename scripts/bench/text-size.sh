@@ -30,9 +30,8 @@ if [ $# -gt 0 ]; then
 else
 	mapfile -t kernels < <(kernels_of_role candidate)
 fi
-all=" $(kernel_names | paste -sd' ') "
 for k in "${kernels[@]}"; do
-	[[ $all == *" $k "* ]] || die "no kernel '$k' in ${KERNELS_FILE#"$TOP"/} (kernels:$all)"
+	kernel_field "$k" role >/dev/null	# dies on a kernel the registry lacks
 	[ "$k" != "$ref" ] || die "'$k' is the reference kernel, which the others are measured against"
 done
 need_deps build
