@@ -65,6 +65,7 @@ struct owner_ctx {
 	bool owner_in_grp;		/* the owner holds the mm's group */
 	struct completion child_done;
 	u64 pcpu_before, pcpu_after;	/* per-CPU allocations, around the clone */
+	u64 pcpu_made;			/* by a clone that shares the mm */
 	s64 pcpu_delta[PCPU_TRIES];	/* the count's change, try by try */
 	int pcpu_tries;
 };
@@ -256,13 +257,26 @@ static void clone_sharer(struct owner_ctx *c)
 		complete(&c->sharer_done);
 }
 
+/* Per-CPU allocations made so far (never freed ones only grow the count). */
+static u64 pcpu_allocs_made(void)
+{
+#ifdef CONFIG_PERCPU_STATS
+	/* As pcpu_allocs(): written under pcpu_lock. */
+	return data_race(READ_ONCE(pcpu_stats.nr_alloc));
+#else
+	return 0;
+#endif
+}
+
 static int owner_clones_vm(void *arg)
 {
 	struct owner_ctx *c = arg;
 
 	owner_start(c);
 	add_mm_counter(c->mm, MM_ANONPAGES, 7);
+	c->pcpu_made = pcpu_allocs_made();
 	clone_sharer(c);
+	c->pcpu_made = pcpu_allocs_made() - c->pcpu_made;
 	owner_adds(c, MM_ANONPAGES, false);
 	c->owner_adds += 7;
 	owner_finish(c, MM_ANONPAGES);
@@ -282,11 +296,11 @@ static u64 pcpu_allocs(void)
 #endif
 }
 
-/* The lazy parts of @mm: the rss counters, mm_cid's slots, the group. */
+/* The lazy parts of @mm: the rss counters, mm_cid's slots, the group, the block. */
 static int lazy_parts(struct mm_struct *mm)
 {
 	return !owned_percpu_counters_is_percpu(&mm->rss_stat) + !mm_cid_is_shared(mm) +
-	       !mm_sched_is_shared(mm);
+	       !mm_sched_is_shared(mm) + !mm->pcpu;
 }
 
 static int fork_child_fn(void *arg)
@@ -319,25 +333,33 @@ static int owner_shares_then_forks(void *arg)
 }
 
 /*
- * Each step of the share, made to fail in turn: the rss upgrade (last), the
- * allocation of mm_cid's slots (first) and of the cache group (second).
+ * Each step of the share that can fail, made to fail in turn: the per-CPU
+ * block (first) and the cache group (second); the rss counters' move onto
+ * the block cannot fail. On UP, with no block, the rss upgrade.
  */
-enum share_step { FAIL_RSS_UPGRADE, FAIL_CID_SLOTS, FAIL_CACHE_GROUP };
+enum share_step { FAIL_PCPU_BLOCK, FAIL_CACHE_GROUP, FAIL_RSS_UPGRADE };
 
 static const struct share_failure {
 	const char *desc;
 	enum share_step step;
+	int err;
 } share_failures[] = {
-	{ "rss counters upgrade", FAIL_RSS_UPGRADE },
-#ifdef CONFIG_SCHED_MM_CID
-	{ "mm_cid slots", FAIL_CID_SLOTS },
+#ifdef CONFIG_SMP
+	{ "per-CPU block", FAIL_PCPU_BLOCK, -ENOMEM },
+#else
+	{ "rss counters upgrade", FAIL_RSS_UPGRADE, -ENOSPC },
 #endif
 #ifdef CONFIG_SCHED_CACHE
-	{ "cache group", FAIL_CACHE_GROUP },
+	{ "cache group", FAIL_CACHE_GROUP, -ENOSPC },
 #endif
 };
 
 KUNIT_ARRAY_PARAM_DESC(share_failures, share_failures, desc);
+
+static struct mm_pcpu __percpu *fail_pcpu_block(void)
+{
+	return NULL;
+}
 
 static int fail_rss_upgrade(struct owned_percpu_counters *oc, unsigned int nr,
 			    gfp_t gfp)
@@ -354,16 +376,13 @@ static int __maybe_unused fail_shared_sched(struct mm_shared_sched *s)
 static void fail_share_step(struct kunit *test, enum share_step step)
 {
 	switch (step) {
+	case FAIL_PCPU_BLOCK:
+		kunit_activate_static_stub(test, mm_alloc_pcpu, fail_pcpu_block);
+		break;
 	case FAIL_RSS_UPGRADE:
 		kunit_activate_static_stub(test, owned_percpu_counters_init_percpu,
 					   fail_rss_upgrade);
 		break;
-#ifdef CONFIG_SCHED_MM_CID
-	case FAIL_CID_SLOTS:
-		kunit_activate_static_stub(test, mm_cid_alloc_shared_noprof,
-					   fail_shared_sched);
-		break;
-#endif
 #ifdef CONFIG_SCHED_CACHE
 	case FAIL_CACHE_GROUP:
 		kunit_activate_static_stub(test, mm_sched_alloc_shared,
@@ -506,6 +525,32 @@ static void rss_stat_clone_vm_upgrades_test(struct kunit *test)
 }
 
 /*
+ * The share makes one per-CPU allocation, the mm's block, where each of
+ * rss_stat, mm_cid and the cache group made its own; a CLONE_VM clone also
+ * allocates the private futex hash's reference. Other CPUs can allocate
+ * meanwhile, never take one back from the count: the fewest of a few
+ * tries is the clone's.
+ */
+static void rss_stat_share_makes_one_pcpu_alloc_test(struct kunit *test)
+{
+	const u64 want = 1 + IS_ENABLED(CONFIG_FUTEX_PRIVATE_HASH);
+	u64 fewest = U64_MAX;
+	int try;
+
+	if (!IS_ENABLED(CONFIG_PERCPU_STATS))
+		kunit_skip(test, "needs CONFIG_PERCPU_STATS");
+	if (!SCHED_LAZY_PARTS)
+		kunit_skip(test, "rss_stat has the block to itself");
+	for (try = 0; try < PCPU_TRIES && fewest != want; try++) {
+		struct owner_ctx *c = run_owner(test, owner_clones_vm, NULL);
+
+		KUNIT_ASSERT_EQ(test, c->clone_err, 0);
+		fewest = min(fewest, c->pcpu_made);
+	}
+	KUNIT_EXPECT_EQ(test, fewest, want);
+}
+
+/*
  * A kernel thread that borrows a lazy mm is not its owner and cannot share
  * it: its CLONE_VM clone fails with -EINVAL, and the counters stay lazy and
  * exact while the owner counts.
@@ -612,7 +657,7 @@ static void rss_stat_failed_share_leaves_mm_lazy_test(struct kunit *test)
 	fail_share_step(test, f->step);
 	c = run_owner(test, owner_clone_fails, NULL);	/* the stub ends with the test */
 
-	KUNIT_EXPECT_EQ(test, c->clone_err, -ENOSPC);
+	KUNIT_EXPECT_EQ(test, c->clone_err, f->err);
 	KUNIT_EXPECT_TRUE(test, c->lazy);
 	KUNIT_EXPECT_EQ(test, c->sum, c->owner_adds);
 	KUNIT_EXPECT_EQ(test, c->pcpu_after, c->pcpu_before);
@@ -642,7 +687,7 @@ static void rss_stat_share_gives_owner_the_group_test(struct kunit *test)
 /*
  * A fork of a shared mm (not CLONE_VM) gets an mm of its own that is as
  * lazy as any new mm: dup_mm() copies the parent's mm_struct, which has
- * per-CPU counters, slots and a group.
+ * per-CPU counters, slots, a group and a per-CPU block.
  */
 static void rss_stat_fork_of_shared_mm_is_lazy_test(struct kunit *test)
 {
@@ -651,7 +696,7 @@ static void rss_stat_fork_of_shared_mm_is_lazy_test(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, c->clone_err, 0);
 	KUNIT_EXPECT_FALSE(test, c->lazy);
 	KUNIT_EXPECT_EQ(test, c->sched_lazy, 0);
-	KUNIT_EXPECT_EQ(test, c->child_lazy, 1 + SCHED_LAZY_PARTS);
+	KUNIT_EXPECT_EQ(test, c->child_lazy, 2 + SCHED_LAZY_PARTS);
 }
 
 static struct kunit_case rss_stat_cases[] = {
@@ -660,6 +705,7 @@ static struct kunit_case rss_stat_cases[] = {
 			 share_failures_gen_params),
 	KUNIT_CASE(rss_stat_owner_path_is_the_owners_only_test),
 	KUNIT_CASE(rss_stat_clone_vm_upgrades_test),
+	KUNIT_CASE(rss_stat_share_makes_one_pcpu_alloc_test),
 	KUNIT_CASE(rss_stat_borrower_cannot_share_test),
 	KUNIT_CASE(rss_stat_shared_read_clamps_at_zero_test),
 	KUNIT_CASE(rss_stat_share_gives_owner_the_group_test),

@@ -747,11 +747,14 @@ TEST_F_TIMEOUT(rss_stat, idle_processes_take_no_percpu_memory, timeout_s(90))
  * lazy rss_stat, the process that starts the thread, at that moment;
  * otherwise, at fork. Run MEMCG_PROCS such processes in one cgroup, then,
  * after they have exited, in a second: each time only the cgroup that runs
- * them has their rss_stat in memory.stat's percpu, exactly once each, and
- * each gives all of it back. That is 16 bytes per possible CPU and the
- * allocator's record of the cgroup, a pointer per 4 bytes. The stat is
- * flushed every 2 s or when enough has changed in the cgroup read: poll,
- * and watch the other cgroup for two periods.
+ * them has their per-CPU memory in memory.stat's percpu, exactly once each,
+ * and each gives all of it back. That is the same S bytes per possible CPU
+ * for each, and the allocator's record of the cgroup, a pointer per 4 bytes:
+ * S is 16 where only rss_stat is charged, more where the mm's other per-CPU
+ * data shares its allocation. The test learns S from the first cgroup, and
+ * wants at least rss_stat and the same S in the second. The stat is flushed
+ * every 2 s or when enough has changed in the cgroup read: poll, and watch
+ * the other cgroup for two periods.
  *
  * Allocations from the per-CPU allocator's first chunk are never charged
  * (it has no room for the cgroup records), and in a small guest it has room
@@ -827,6 +830,23 @@ static long memcg_percpu_until(const char *cg, long want)
 		v = memcg_percpu(cg);
 		if (v < 0 || v == want)
 			break;
+		usleep(100000);
+	}
+	return v;
+}
+
+/* Poll @cg's percpu until it is at least @least and has not changed for a flush period. */
+static long memcg_percpu_settled(const char *cg, long least)
+{
+	long v = -1, last = -1;
+	int ms, same = 0;
+
+	for (ms = 0; ms <= timeout_s(4 * MEMCG_FLUSH_MS / 1000) * 1000; ms += 100) {
+		v = memcg_percpu(cg);
+		same = v == last ? same + 100 : 0;
+		if (v < 0 || (v >= least && same > MEMCG_FLUSH_MS))
+			break;
+		last = v;
 		usleep(100000);
 	}
 	return v;
@@ -909,9 +929,9 @@ static int end_procs(pid_t *pids, int n, int *hold)
 TEST_F_TIMEOUT(rss_stat, threaded_processes_charge_percpu_to_their_cgroup, timeout_s(90))
 {
 	const char *cg[2] = { CGROUP_FS "/rss_stat_a", CGROUP_FS "/rss_stat_b" };
-	long share = MEMCG_PROCS * (RSS_STAT_BYTES * (long)self->ncpus +
-				    RSS_STAT_BYTES / 4 * (long)sizeof(void *));
-	long before[2], room;
+	/* Bytes per process for each byte of S: a copy per CPU, the records. */
+	long per_s = self->ncpus + (long)sizeof(void *) / 4;
+	long before[2], room, share = 0;
 	int i, n, round, fill_hold[2];
 	pid_t fillers[FILL_MAX / FILL_STEP];
 	const char *why = memcg_ready();
@@ -946,11 +966,20 @@ TEST_F_TIMEOUT(rss_stat, threaded_processes_charge_percpu_to_their_cgroup, timeo
 		ASSERT_EQ(0, pipe(hold));
 		pid = threaded_procs_in(in, MEMCG_PROCS, hold);
 		ASSERT_LT(0, pid);
-		in_now = memcg_percpu_until(in, before[round] + share);
+		if (!round) {
+			in_now = memcg_percpu_settled(in, before[round] + MEMCG_PROCS *
+						      RSS_STAT_BYTES * per_s);
+			share = in_now - before[round];
+			TH_LOG("S = %ld bytes per possible CPU and threaded process",
+			       share / MEMCG_PROCS / per_s);
+			EXPECT_EQ(0, share % (MEMCG_PROCS * per_s));
+			EXPECT_LE(RSS_STAT_BYTES, share / MEMCG_PROCS / per_s);
+		} else {
+			in_now = memcg_percpu_until(in, before[round] + share);
+		}
 		out_now = memcg_percpu_stays(out, before[!round]);
-		TH_LOG("%d threaded processes in %s: percpu %+ld bytes (rss_stat: %ld), %+ld in %s",
-		       MEMCG_PROCS, in, in_now - before[round], share,
-		       out_now - before[!round], out);
+		TH_LOG("%d threaded processes in %s: percpu %+ld bytes, %+ld in %s",
+		       MEMCG_PROCS, in, in_now - before[round], out_now - before[!round], out);
 		EXPECT_EQ(before[round] + share, in_now);
 		EXPECT_EQ(before[!round], out_now);
 		EXPECT_GT(RSS_STAT_BYTES, first_chunk_room());
